@@ -1,0 +1,117 @@
+"""`python -m sori_engine`: serve the JSON-lines protocol of docs/engine.md on stdin/stdout.
+
+stdout belongs to the protocol alone. Before anything else is imported the real stdout is moved to a private file
+descriptor and fd 1 is pointed at stderr, so a stray print, a library warning or output from native code
+(CTranslate2, FFmpeg, onnxruntime) lands in the log instead of corrupting the stream the worker parses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import Any, BinaryIO
+
+from . import __version__
+
+# protocol.py imports only the standard library; the heavy modules (av, faster_whisper) are imported after stdout
+# is claimed.
+from .protocol import (
+    INTERNAL,
+    EngineError,
+    LineWriter,
+    PingResult,
+    Request,
+    bad_request,
+    parse_probe,
+    parse_request,
+    parse_transcribe,
+    request_id_of,
+)
+
+log = logging.getLogger("sori_engine")
+
+
+def _claim_stdout() -> BinaryIO:
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)  # not inherited by child processes (PEP 446)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "wb")
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("SORI_ENGINE_LOG_LEVEL", "INFO").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # faster-whisper logs a line per call at INFO; its warnings are what matter.
+    logging.getLogger("faster_whisper").setLevel(logging.WARNING)
+
+
+def main() -> int:
+    # Model directories are always local; this makes huggingface_hub fail fast instead of reaching for the network
+    # should anything ever ask it for a file.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    protocol_out = _claim_stdout()
+    _setup_logging()
+    # Load faster-whisper, CTranslate2 and PyAV before announcing ready, so the first request is not slowed by them.
+    from . import audio, models, transcriber  # noqa: F401
+
+    writer = LineWriter(protocol_out)
+    try:
+        writer.ready(__version__)
+        log.info("sori_engine %s ready (pid %d)", __version__, os.getpid())
+        _serve(sys.stdin.buffer, writer)
+    except BrokenPipeError:
+        log.error("worker closed the protocol pipe; exiting")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0  # stdin closed: the worker is done with us
+
+
+def _serve(stdin: BinaryIO, writer: LineWriter) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue  # tolerate blank lines; they carry no request to answer
+        try:
+            req = parse_request(line)
+        except EngineError as e:
+            writer.error(request_id_of(line), e.code, e.message)
+            continue
+        started = time.monotonic()
+        try:
+            result = _handle(req, writer)
+        except EngineError as e:
+            log.warning(
+                "id=%s op=%s failed in %.2fs: %s: %s", req.id, req.op, time.monotonic() - started, e.code, e.message
+            )
+            writer.error(req.id, e.code, e.message)
+        except BrokenPipeError:
+            raise
+        except Exception as e:  # one bad request must not take the engine down
+            log.exception("id=%s op=%s crashed", req.id, req.op)
+            writer.error(req.id, INTERNAL, f"{type(e).__name__}: {e}")
+        else:
+            writer.result(req.id, result)
+            log.info("id=%s op=%s done in %.2fs", req.id, req.op, time.monotonic() - started)
+
+
+def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
+    from . import audio, models, transcriber  # already imported by main(), after stdout was claimed
+
+    if req.op == "ping":
+        return PingResult(version=__version__, models_loaded=models.loaded_paths()).to_json()
+    if req.op == "probe":
+        return audio.probe(parse_probe(req.params).audio_path).to_json()
+    if req.op == "transcribe":
+        params = parse_transcribe(req.params)
+        return transcriber.transcribe(params, lambda fraction: writer.progress(req.id, fraction)).to_json()
+    raise bad_request(f"unknown op: {req.op}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Probe and decode audio with PyAV (FFmpeg bundled in the wheel, so no system ffmpeg is needed).
+
+The decode loop follows faster_whisper.audio.decode_audio (demux → group frames → resample to 16 kHz mono s16), with
+two differences that the protocol needs: it stops as soon as the audio exceeds max_duration_s, so an over-long
+upload is refused without decoding hours of it, and it turns every FFmpeg failure into audio_decode_failed.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+from collections.abc import Iterator
+
+import av
+import numpy as np
+
+from .protocol import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError, ProbeResult
+
+SAMPLE_RATE = 16000  # what Whisper and Silero VAD expect
+_GROUP_SAMPLES = 500_000  # resample in large blocks: per-frame resampling is slow for codecs with 20 ms frames
+
+
+def _decode_error(path: str, e: BaseException) -> EngineError:
+    return EngineError(AUDIO_DECODE_FAILED, f"cannot decode {path}: {e}")
+
+
+def _open(path: str) -> av.container.InputContainer:
+    try:
+        return av.open(path, mode="r", metadata_errors="ignore")
+    except (av.FFmpegError, OSError, ValueError) as e:  # zero-byte and non-media files raise InvalidDataError
+        raise _decode_error(path, e) from e
+
+
+def _audio_stream(container: av.container.InputContainer, path: str) -> av.audio.stream.AudioStream:
+    if not container.streams.audio:
+        raise EngineError(AUDIO_DECODE_FAILED, f"no audio stream in {path} (format {container.format.name})")
+    return container.streams.audio[0]
+
+
+def probe(path: str) -> ProbeResult:
+    with _open(path) as container:
+        stream = _audio_stream(container, path)
+        ctx = stream.codec_context
+        # The container's duration (AV_TIME_BASE units) is what the file declares; fall back to the stream's.
+        if container.duration is not None:
+            duration_s: float | None = container.duration / av.time_base
+        elif stream.duration is not None and stream.time_base is not None:
+            duration_s = float(stream.duration * stream.time_base)
+        else:
+            duration_s = None
+        return ProbeResult(
+            format=container.format.name,
+            codec=ctx.name,
+            duration_s=duration_s,
+            channels=ctx.channels,
+            sample_rate=ctx.sample_rate,
+        )
+
+
+def decode(path: str, max_duration_s: float | None = None) -> np.ndarray:
+    """Decode the first audio stream to 16 kHz mono float32 in [-1, 1)."""
+    limit = int(max_duration_s * SAMPLE_RATE) if max_duration_s is not None else None
+    blocks: list[np.ndarray] = []
+    total = 0
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+    try:
+        with _open(path) as container:
+            stream = _audio_stream(container, path)
+            for frame in _resample(_group(_skip_invalid(container.decode(stream))), resampler):
+                block = frame.to_ndarray().reshape(-1)
+                blocks.append(block)
+                total += block.shape[0]
+                if limit is not None and total > limit:
+                    raise EngineError(
+                        AUDIO_TOO_LONG,
+                        f"audio is longer than max_duration_s={max_duration_s:g} "
+                        f"(stopped decoding at {total / SAMPLE_RATE:.1f}s)",
+                    )
+    except EngineError:
+        raise
+    except (av.FFmpegError, OSError, ValueError) as e:
+        raise _decode_error(path, e) from e
+    finally:
+        # PyAV resampler objects are only freed by the cycle collector (faster-whisper issue #390).
+        del resampler
+        gc.collect()
+    if total == 0:
+        raise EngineError(AUDIO_DECODE_FAILED, f"no audio could be decoded from {path}")
+    # Convert into one preallocated array: concatenate + astype + divide would hold three full copies at once.
+    audio = np.empty(total, dtype=np.float32)
+    pos = 0
+    for block in blocks:
+        audio[pos : pos + block.shape[0]] = block
+        pos += block.shape[0]
+    audio *= 1.0 / 32768.0
+    return audio
+
+
+def _skip_invalid(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
+    """End the stream at an undecodable packet and keep what was decoded before it, as faster-whisper does: a
+    truncated upload still yields its good part. (PyAV's decode generator cannot resume after it raised.)"""
+    while True:
+        try:
+            yield next(frames)
+        except StopIteration:
+            return
+        except av.InvalidDataError:
+            return
+
+
+def _group(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
+    fifo = av.AudioFifo()
+    for frame in frames:
+        frame.pts = None  # the fifo checks timestamp continuity, which broken files do not keep
+        fifo.write(frame)
+        if fifo.samples >= _GROUP_SAMPLES:
+            yield fifo.read()
+    if fifo.samples > 0:
+        yield fifo.read()
+
+
+def _resample(frames: Iterator[av.AudioFrame], resampler: av.AudioResampler) -> Iterator[av.AudioFrame]:
+    for frame in itertools.chain(frames, [None]):  # None flushes the resampler's buffered tail
+        yield from resampler.resample(frame)

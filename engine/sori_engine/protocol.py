@@ -1,0 +1,307 @@
+"""The wire protocol of docs/engine.md: typed requests and results, and JSON-lines framing.
+
+Parsing is strict about types (a bool is not an int, a string is not a list) because the worker is the only
+client: a type mismatch is a bug on its side that should surface as `bad_request`, not be papered over.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+# Error codes (docs/engine.md, "Error codes").
+BAD_REQUEST = "bad_request"
+AUDIO_DECODE_FAILED = "audio_decode_failed"
+AUDIO_TOO_LONG = "audio_too_long"
+MODEL_LOAD_FAILED = "model_load_failed"
+INTERNAL = "internal"
+
+LANGUAGE_MODES = ("fixed", "detect", "multi")
+
+
+class EngineError(Exception):
+    """A failure reported to the worker as `{"error": {"code", "message"}}`; the engine keeps running."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def bad_request(message: str) -> EngineError:
+    return EngineError(BAD_REQUEST, message)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Requests
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str
+    op: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ProbeParams:
+    audio_path: str
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    path: str
+    device: str = "auto"
+    compute_type: str = "default"
+    beam_size: int = 5
+    cpu_threads: int = 0
+    vad: bool = True
+
+
+@dataclass(frozen=True)
+class TranscribeParams:
+    audio_path: str
+    model: ModelConfig
+    language_mode: str
+    language: str | None = None
+    language_candidates: tuple[str, ...] | None = None
+    word_timestamps: bool = False
+    initial_prompt: str | None = None
+    hotwords: str | None = None
+    max_duration_s: float | None = None
+
+
+def _get(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str, default: Any = ...) -> Any:
+    """Read one field; `default=...` means required. An explicit null counts as absent for optional fields."""
+    value = obj.get(name)
+    if value is None:
+        if default is ...:
+            raise bad_request(f"missing field: {name}")
+        return default
+    if not check(value):
+        raise bad_request(f"field {name} must be {what}")
+    return value
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_nonempty_str(v: Any) -> bool:
+    return isinstance(v, str) and v != ""
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_nonempty_str(x) for x in v)
+
+
+def parse_request(line: bytes) -> Request:
+    """Parse one input line. Raises EngineError(bad_request); the caller answers with id null when the id itself
+    could not be read (see request_id_of)."""
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise bad_request(f"malformed JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise bad_request("a request must be a JSON object")
+    rid = _get(obj, "id", _is_str, "a string")
+    op = _get(obj, "op", _is_nonempty_str, "a non-empty string")
+    params = _get(obj, "params", lambda v: isinstance(v, dict), "an object", default={})
+    return Request(id=rid, op=op, params=params)
+
+
+def request_id_of(line: bytes) -> str | None:
+    """Best-effort id of a line that failed to parse, so the worker can still match the error to its request."""
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    return rid if isinstance(rid, str) else None
+
+
+def parse_probe(params: Mapping[str, Any]) -> ProbeParams:
+    return ProbeParams(audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"))
+
+
+def parse_model(obj: Any) -> ModelConfig:
+    if obj is None:
+        raise bad_request("missing field: model")
+    if not isinstance(obj, dict):
+        raise bad_request("field model must be an object")
+    d = ModelConfig(path="")
+    cfg = ModelConfig(
+        path=_get(obj, "path", _is_nonempty_str, "a non-empty string"),
+        device=_get(obj, "device", _is_nonempty_str, "a non-empty string", d.device),
+        compute_type=_get(obj, "compute_type", _is_nonempty_str, "a non-empty string", d.compute_type),
+        beam_size=_get(obj, "beam_size", _is_int, "an integer", d.beam_size),
+        cpu_threads=_get(obj, "cpu_threads", _is_int, "an integer", d.cpu_threads),
+        vad=_get(obj, "vad", _is_bool, "a boolean", d.vad),
+    )
+    if cfg.beam_size < 1:
+        raise bad_request("field model.beam_size must be >= 1")
+    if cfg.cpu_threads < 0:
+        raise bad_request("field model.cpu_threads must be >= 0")
+    return cfg
+
+
+def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:
+    mode = _get(params, "language_mode", _is_str, "a string")
+    if mode not in LANGUAGE_MODES:
+        raise bad_request(f"field language_mode must be one of {', '.join(LANGUAGE_MODES)}")
+    candidates = _get(params, "language_candidates", _is_str_list, "a list of language codes", None)
+    max_duration = _get(params, "max_duration_s", _is_number, "a number", None)
+    req = TranscribeParams(
+        audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
+        model=parse_model(params.get("model")),
+        language_mode=mode,
+        language=_get(params, "language", _is_nonempty_str, "a language code", None),
+        # An empty candidate list restricts nothing; treat it like null rather than as "no language allowed".
+        language_candidates=tuple(dict.fromkeys(candidates)) if candidates else None,
+        word_timestamps=_get(params, "word_timestamps", _is_bool, "a boolean", False),
+        initial_prompt=_get(params, "initial_prompt", _is_str, "a string", None) or None,
+        hotwords=_get(params, "hotwords", _is_str, "a string", None) or None,
+        max_duration_s=float(max_duration) if max_duration is not None else None,
+    )
+    if mode == "fixed" and req.language is None:
+        raise bad_request("field language is required when language_mode is fixed")
+    if req.max_duration_s is not None and req.max_duration_s <= 0:
+        raise bad_request("field max_duration_s must be > 0")
+    return req
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class PingResult:
+    version: str
+    models_loaded: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "models_loaded": list(self.models_loaded)}
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    format: str
+    codec: str
+    duration_s: float | None
+    channels: int
+    sample_rate: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "codec": self.codec,
+            "duration_s": _t(self.duration_s) if self.duration_s is not None else None,
+            "channels": self.channels,
+            "sample_rate": self.sample_rate,
+        }
+
+
+@dataclass(frozen=True)
+class Word:
+    start: float
+    end: float
+    text: str
+    probability: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": _t(self.start), "end": _t(self.end), "text": self.text, "probability": _p(self.probability)}
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: float
+    end: float
+    text: str
+    language: str
+    avg_logprob: float
+    no_speech_prob: float
+    words: tuple[Word, ...] | None = None  # None: word timestamps were not requested
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "start": _t(self.start),
+            "end": _t(self.end),
+            "text": self.text,
+            "language": self.language,
+            "avg_logprob": _p(self.avg_logprob),
+            "no_speech_prob": _p(self.no_speech_prob),
+        }
+        if self.words is not None:
+            out["words"] = [w.to_json() for w in self.words]
+        return out
+
+
+@dataclass(frozen=True)
+class TranscribeResult:
+    duration_s: float
+    language: str
+    language_probs: dict[str, float]
+    segments: list[Segment] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "duration_s": _t(self.duration_s),
+            "language": self.language,
+            "language_probs": {k: _p(v) for k, v in self.language_probs.items()},
+            "segments": [s.to_json() for s in self.segments],
+        }
+
+
+def _t(seconds: float) -> float:
+    """Times to the millisecond: the worker converts to integer ms anyway, and it keeps the lines short."""
+    return round(float(seconds), 3)
+
+
+def _p(value: float) -> float | None:
+    """Scores to 4 decimals; a non-finite score (avg_logprob can be -inf) becomes null, since JSON has no inf."""
+    value = float(value)
+    return round(value, 4) if math.isfinite(value) else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Framing
+
+
+class LineWriter:
+    """Writes one JSON object per line to the protocol stream and flushes it at once, so the worker sees each
+    event when it happens."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        data = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        self._stream.write(data.encode("utf-8"))
+        self._stream.flush()
+
+    def ready(self, version: str) -> None:
+        self._write({"id": None, "event": "ready", "version": version})
+
+    def progress(self, rid: str, fraction: float) -> None:
+        self._write({"id": rid, "event": "progress", "fraction": round(min(max(fraction, 0.0), 1.0), 3)})
+
+    def result(self, rid: str, result: dict[str, Any]) -> None:
+        self._write({"id": rid, "result": result})
+
+    def error(self, rid: str | None, code: str, message: str) -> None:
+        self._write({"id": rid, "error": {"code": code, "message": message}})

@@ -1,0 +1,39 @@
+// POST /v1/authenticate and the bearer-token check for every other /v1 route.
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { dummySecretHash, verifySecret } from "../auth/secrets.js";
+import { ApiError } from "../errors.js";
+import { getClient } from "../storage/clients.js";
+import type { ClientRow } from "../storage/clients.js";
+
+export async function authRoutes(app: FastifyInstance): Promise<void> {
+  const { config, store, tokens, limiter } = app.sori;
+
+  app.post("/v1/authenticate", async (req) => {
+    // Throttle by address: this is where secrets are guessed.
+    if (!limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst)) {
+      throw new ApiError("A0003", "too many authentication attempts; slow down");
+    }
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const clientId = body.client_id;
+    const secret = body.client_secret;
+    if (typeof clientId !== "string" || !clientId || typeof secret !== "string" || !secret) {
+      throw new ApiError("H0001", "client_id and client_secret are required (form fields)");
+    }
+    const client = clientId.length <= 64 ? await getClient(store, clientId) : undefined;
+    // Verify against a dummy hash for unknown ids so both failures take the same time.
+    const ok = await verifySecret(secret.slice(0, 256), client?.secret_hash ?? (await dummySecretHash()));
+    if (!client || !ok || client.disabled) throw new ApiError("H0002", "invalid client credentials");
+    return tokens.issue(client.id);
+  });
+}
+
+/** onRequest hook for protected routes: a valid, unexpired token of an existing, enabled client, or 401 H0002. */
+export async function requireClient(this: FastifyInstance, req: FastifyRequest): Promise<void> {
+  const header = req.headers.authorization;
+  const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i.exec(header.trim()) : null;
+  if (!match) throw new ApiError("H0002", "missing or malformed Authorization header (Bearer <token>)");
+  const clientId = await this.sori.tokens.verify(match[1]!);
+  const client: ClientRow | undefined = clientId ? await getClient(this.sori.store, clientId) : undefined;
+  if (!client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
+  req.client = client;
+}

@@ -1,0 +1,26 @@
+// What the route plugins share: decorated onto the Fastify instance once at start-up.
+import type { Config } from "../config.js";
+import type { TokenIssuer } from "../auth/tokens.js";
+import type { BlobStore } from "../storage/blobs.js";
+import type { ClientRow } from "../storage/clients.js";
+import type { Store } from "../storage/db.js";
+import type { RateLimiter } from "./rateLimit.js";
+
+export interface AppContext {
+  config: Config;
+  store: Store;
+  blobs: BlobStore;
+  tokens: TokenIssuer;
+  limiter: RateLimiter;
+  /** Called after a job is queued, so in-process workers can start at once. */
+  onJobQueued: () => void;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    sori: AppContext;
+  }
+  interface FastifyRequest {
+    client: ClientRow | null;
+  }
+}

@@ -1,0 +1,57 @@
+// Access tokens: JWTs signed with HS256 by a server key that is created on first start and kept in the data dir
+// (mode 0600). Verification pins the algorithm, issuer and audience, so alg=none and algorithm confusion fail.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { SignJWT, jwtVerify } from "jose";
+
+const ISSUER = "sori";
+const AUDIENCE = "sori-api";
+const ALG = "HS256";
+
+export interface TokenIssuer {
+  issue(clientId: string, now?: number): Promise<{ access_token: string; expire_at: number }>;
+  /** The client id the token was issued to, or null when the token is invalid or expired. */
+  verify(token: string): Promise<string | null>;
+}
+
+export function loadSigningKey(dataDir: string): Uint8Array {
+  const file = path.join(dataDir, "jwt.key");
+  fs.mkdirSync(dataDir, { recursive: true });
+  try {
+    // wx: only the first of several processes starting at once creates the key; the others read it.
+    fs.writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+  const key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64url");
+  if (key.length < 32) throw new Error(`${file} holds a key shorter than 32 bytes`);
+  return key;
+}
+
+export function tokenIssuer(key: Uint8Array, ttlS: number): TokenIssuer {
+  return {
+    async issue(clientId, now = Date.now()) {
+      const iat = Math.floor(now / 1000);
+      const exp = iat + ttlS;
+      const access_token = await new SignJWT({})
+        .setProtectedHeader({ alg: ALG, typ: "JWT" })
+        .setSubject(clientId)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .setJti(randomBytes(9).toString("base64url"))
+        .sign(key);
+      return { access_token, expire_at: exp };
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: ISSUER, audience: AUDIENCE });
+        return typeof payload.sub === "string" ? payload.sub : null;
+      } catch {
+        return null;
+      }
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// `sori transcribe FILE [--config JSON]`: a local one-shot through the same pipeline a worker runs, with a
+// progress bar on stderr; prints the body a client would read from GET /v1/transcribe/{id}.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import cliProgress from "cli-progress";
+import { Command } from "commander";
+import { containerDuration } from "../audio/duration.js";
+import { detectFormat } from "../audio/format.js";
+import { loadConfig } from "../config.js";
+import { Engine } from "../engine/client.js";
+import { loadModelRegistry } from "../engine/models.js";
+import { isApiError } from "../errors.js";
+import { parseJobConfig } from "../jobs/jobConfig.js";
+import { toFailure } from "../jobs/worker.js";
+import { runPipeline } from "../pipeline/run.js";
+
+export function transcribeCommand(): Command {
+  return new Command("transcribe")
+    .description("transcribe a local file once and print the result JSON")
+    .argument("<file>", "audio file (mp4, m4a, mp3, amr, flac, wav)")
+    .option("--config <json>", "the config object, as for POST /v1/transcribe", "{}")
+    .option("--no-progress", "no progress bar")
+    .action(async (file: string, o: { config: string; progress: boolean }) => {
+      const config = loadConfig();
+      const audioPath = path.resolve(file);
+      const id = `local-${randomBytes(6).toString("base64url")}`;
+      const print = (body: unknown) => process.stdout.write(JSON.stringify(body, null, 2) + "\n");
+      const bar = o.progress && process.stderr.isTTY ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
+      const engine = new Engine({ python: config.python });
+      try {
+        if (!fs.existsSync(audioPath)) throw new Error(`no such file: ${file}`);
+        const jobConfig = parseJobConfig(o.config);
+        const format = await detectFormat(audioPath);
+        const audioS = await containerDuration(audioPath, format);
+        bar?.start(100, 0);
+        const results = await runPipeline(
+          { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
+          {
+            engine,
+            models: loadModelRegistry(config.modelsDir, config.modelsFile),
+            timeoutFactor: config.engineTimeoutFactor,
+            onProgress: (f) => bar?.update(Math.round(f * 100)),
+          },
+          audioS,
+        );
+        bar?.update(100);
+        bar?.stop();
+        print({ id, status: "completed", results });
+      } catch (err) {
+        bar?.stop();
+        if (isApiError(err)) {
+          print(err.toBody());
+        } else {
+          const f = toFailure(err);
+          print({ id, status: "failed", error: { code: f.code, message: f.message } });
+        }
+        process.exitCode = 1;
+      } finally {
+        await engine.stop();
+      }
+    });
+}

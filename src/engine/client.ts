@@ -1,0 +1,156 @@
+// Spawns the Python engine (`python -m sori_engine`) and speaks its JSON-lines protocol (docs/engine.md).
+// One engine serves one worker, one request at a time. If the process dies, the request in flight fails with
+// `engine_crashed` and the next request starts a fresh process.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import path from "node:path";
+import readline from "node:readline";
+import { projectRoot } from "../config.js";
+import { EngineError, type ProbeResult, type TranscribeParams, type TranscribeResult } from "./protocol.js";
+
+export interface EngineOptions {
+  python: string;
+  /** Extra environment for the child (e.g. a CUDA device list). */
+  env?: NodeJS.ProcessEnv;
+  /** Receives the engine's stderr lines (its logs). */
+  onLog?: (line: string) => void;
+  startTimeoutMs?: number;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: EngineError) => void;
+  onProgress?: ((fraction: number) => void) | undefined;
+  timer?: NodeJS.Timeout | undefined;
+}
+
+export class Engine {
+  private child: ChildProcessWithoutNullStreams | null = null;
+  private ready: Promise<void> | null = null;
+  private pending = new Map<string, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly opts: EngineOptions) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async transcribe(
+    params: TranscribeParams,
+    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+  ): Promise<TranscribeResult> {
+    return (await this.request("transcribe", params, opts)) as TranscribeResult;
+  }
+
+  async probe(audioPath: string): Promise<ProbeResult> {
+    return (await this.request("probe", { audio_path: audioPath }, { timeoutMs: 60_000 })) as ProbeResult;
+  }
+
+  async ping(): Promise<{ version: string; models_loaded: string[] }> {
+    return (await this.request("ping", {}, { timeoutMs: 30_000 })) as { version: string; models_loaded: string[] };
+  }
+
+  /** Closes stdin (the engine exits 0) and waits; kills it if it does not leave in time. */
+  async stop(graceMs = 5000): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    child.stdin.end();
+    const t = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    await exited;
+    clearTimeout(t);
+  }
+
+  private async request(
+    op: string,
+    params: unknown,
+    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number },
+  ): Promise<unknown> {
+    await this.start();
+    const child = this.child!;
+    const id = String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      const p: Pending = { resolve, reject, onProgress: opts.onProgress };
+      if (opts.timeoutMs) {
+        p.timer = setTimeout(() => {
+          // A hung engine cannot be trusted with the next request either: kill it; `exit` rejects the request.
+          this.failAll(new EngineError("engine_timeout", `engine did not answer ${op} within ${opts.timeoutMs} ms`));
+          child.kill("SIGKILL");
+        }, opts.timeoutMs);
+      }
+      this.pending.set(id, p);
+      child.stdin.write(JSON.stringify({ id, op, params }) + "\n");
+    });
+  }
+
+  private start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const child = spawn(this.opts.python, ["-m", "sori_engine"], {
+      cwd: path.join(projectRoot, "engine"),
+      env: { ...process.env, ...this.opts.env, PYTHONUNBUFFERED: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.child = child;
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new EngineError("engine_crashed", "engine did not become ready in time"));
+      }, this.opts.startTimeoutMs ?? 120_000);
+      readline.createInterface({ input: child.stdout }).on("line", (line) => {
+        let msg: { id?: string | null; event?: string; fraction?: number; result?: unknown; error?: { code: string; message: string } };
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          this.opts.onLog?.(`engine stdout (not protocol): ${line}`);
+          return;
+        }
+        if (msg.event === "ready") {
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
+        const p = msg.id ? this.pending.get(msg.id) : undefined;
+        if (!p) return;
+        if (msg.event === "progress") {
+          if (typeof msg.fraction === "number") p.onProgress?.(msg.fraction);
+          return;
+        }
+        this.pending.delete(msg.id!);
+        clearTimeout(p.timer);
+        if (msg.error) p.reject(new EngineError(msg.error.code as EngineError["code"], msg.error.message));
+        else p.resolve(msg.result);
+      });
+      readline.createInterface({ input: child.stderr }).on("line", (line) => this.opts.onLog?.(line));
+      child.on("error", (err) => {
+        clearTimeout(timer);
+        reject(new EngineError("engine_crashed", `cannot start engine (${this.opts.python}): ${err.message}`));
+      });
+      child.on("exit", (code, signal) => {
+        clearTimeout(timer);
+        const why = `engine exited (${signal ?? `code ${code}`})`;
+        reject(new EngineError("engine_crashed", why));
+        this.failAll(new EngineError("engine_crashed", why));
+        if (this.child === child) {
+          this.child = null;
+          this.ready = null;
+        }
+      });
+    });
+    // Keep a failed start from being reported as an unhandled rejection before someone awaits it.
+    this.ready.catch(() => {
+      if (this.child === child) {
+        this.child = null;
+        this.ready = null;
+      }
+    });
+    return this.ready;
+  }
+
+  private failAll(err: EngineError): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+      this.pending.delete(id);
+    }
+  }
+}

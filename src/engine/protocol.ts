@@ -1,0 +1,72 @@
+// Types of the engine's JSON-lines protocol; docs/engine.md is the reference.
+
+export interface ModelSpec {
+  path: string;
+  device: "cpu" | "cuda" | "auto";
+  compute_type: string;
+  beam_size: number;
+  cpu_threads: number;
+  vad: boolean;
+}
+
+export interface TranscribeParams {
+  audio_path: string;
+  model: ModelSpec;
+  language_mode: "fixed" | "detect" | "multi";
+  language: string | null;
+  language_candidates: string[] | null;
+  word_timestamps: boolean;
+  initial_prompt: string | null;
+  hotwords: string | null;
+  max_duration_s: number | null;
+}
+
+export interface EngineWord {
+  start: number;
+  end: number;
+  text: string;
+  probability: number;
+}
+
+export interface EngineSegment {
+  start: number;
+  end: number;
+  text: string;
+  language: string;
+  avg_logprob: number;
+  no_speech_prob: number;
+  words?: EngineWord[];
+}
+
+export interface TranscribeResult {
+  duration_s: number;
+  language: string;
+  language_probs: Record<string, number>;
+  segments: EngineSegment[];
+}
+
+export interface ProbeResult {
+  format: string;
+  duration_s: number | null;
+  channels: number;
+  sample_rate: number;
+}
+
+export type EngineErrorCode =
+  | "bad_request"
+  | "audio_decode_failed"
+  | "audio_too_long"
+  | "model_load_failed"
+  | "internal"
+  // Raised on the TypeScript side: the process died or stopped answering.
+  | "engine_crashed"
+  | "engine_timeout";
+
+export class EngineError extends Error {
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,68 @@
+// The spec's config object (multipart part "config"): parsed once at submit, stored with the job, read by the
+// worker. Unknown fields are ignored (dropped), as a hosted API would; known fields are checked strictly.
+import { z } from "zod";
+import { ApiError } from "../errors.js";
+import { WHISPER_LANGUAGES } from "../engine/languages.js";
+
+export const MAX_KEYWORDS = 500;
+export const MAX_KEYWORD_CHARS = 20;
+
+const languageCode = z
+  .string()
+  .refine((c) => WHISPER_LANGUAGES.has(c), { message: "is not a supported ISO 639-1 language code" });
+
+const ConfigSchema = z.object({
+  model_name: z.enum(["sommers", "whisper"]).default("sommers"),
+  language: z.enum(["ko", "ja", "detect", "multi"]).optional(),
+  language_candidates: z.array(languageCode).min(1).max(100).optional(),
+  use_diarization: z.boolean().default(false),
+  diarization: z.object({ spk_count: z.number().int().min(0).max(100).default(0) }).default({ spk_count: 0 }),
+  use_multi_channel: z.boolean().default(false),
+  use_itn: z.boolean().default(true),
+  use_disfluency_filter: z.boolean().default(true),
+  use_profanity_filter: z.boolean().default(false),
+  use_paragraph_splitter: z.boolean().default(true),
+  paragraph_splitter: z.object({ max: z.number().int().min(1).max(100000).default(50) }).default({ max: 50 }),
+  domain: z.enum(["GENERAL", "CALL"]).default("GENERAL"),
+  use_word_timestamp: z.boolean().default(false),
+  keywords: z
+    .array(z.string().min(1).max(MAX_KEYWORD_CHARS, `must be at most ${MAX_KEYWORD_CHARS} characters`))
+    .max(MAX_KEYWORDS, `must hold at most ${MAX_KEYWORDS} keywords`)
+    .optional(),
+  use_refinement: z.boolean().default(false),
+  use_insight: z.boolean().default(false),
+  insight: z.object({ prompt: z.string().max(2000).optional() }).default({}),
+});
+
+export type JobConfig = z.infer<typeof ConfigSchema> & { language: "ko" | "ja" | "detect" | "multi" };
+
+/** Parses the config part's text. Every failure is a 400 H0001 whose message names the field. */
+export function parseJobConfig(text: string | undefined): JobConfig {
+  if (text === undefined) throw new ApiError("H0001", "config part is required");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ApiError("H0001", "config is not valid JSON");
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ApiError("H0001", "config must be a JSON object");
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join(".") || "config";
+    throw new ApiError("H0001", `config.${field}: ${issue?.message ?? "invalid"}`);
+  }
+  const c = parsed.data;
+  if (c.model_name === "whisper" && c.language === undefined) {
+    throw new ApiError("H0001", "config.language is required with model_name whisper");
+  }
+  if (c.model_name === "sommers" && (c.language === "detect" || c.language === "multi")) {
+    throw new ApiError("H0001", `config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
+  }
+  if (c.use_refinement && c.use_multi_channel) {
+    throw new ApiError("H0001", "config.use_refinement cannot be combined with use_multi_channel");
+  }
+  return { ...c, language: c.language ?? "ko" };
+}

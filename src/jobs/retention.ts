@@ -1,0 +1,30 @@
+// Retention: results are kept `retentionS` after a job ends, then dropped (reads answer 410 H0007). Audio is
+// already deleted when the job ends; this sweep also removes blobs that no live job refers to (an upload cut off
+// mid-way, a crash between storing the file and recording the job).
+import type { BlobStore } from "../storage/blobs.js";
+import type { Store } from "../storage/db.js";
+
+const ORPHAN_AGE_MS = 3600_000;
+
+export async function sweepExpired(store: Store, blobs: BlobStore, now = Date.now()): Promise<{ expired: number; orphans: number }> {
+  const r = await store.db
+    .updateTable("jobs")
+    .set({ result: null, expired: 1, blob_key: null })
+    .where("expired", "=", 0)
+    .where("expires_at", "<", now)
+    .executeTakeFirst();
+  let orphans = 0;
+  for (const key of await blobs.listOlderThan(ORPHAN_AGE_MS, now)) {
+    const live = await store.db
+      .selectFrom("jobs")
+      .select("id")
+      .where("blob_key", "=", key)
+      .where("state", "in", ["queued", "running"])
+      .executeTakeFirst();
+    if (!live) {
+      await blobs.remove(key);
+      orphans += 1;
+    }
+  }
+  return { expired: Number(r.numUpdatedRows), orphans };
+}

@@ -1,0 +1,164 @@
+// A worker: claims the oldest queued job, runs the pipeline on it with its own engine, and records the outcome.
+// While it works it renews the job's lease; if it dies, the reaper hands the job to another worker.
+import type { Logger } from "pino";
+import type { Config } from "../config.js";
+import type { Engine } from "../engine/client.js";
+import type { ModelRegistry } from "../engine/models.js";
+import { EngineError } from "../engine/protocol.js";
+import { runPipeline } from "../pipeline/run.js";
+import type { BlobStore } from "../storage/blobs.js";
+import type { Store } from "../storage/db.js";
+import type { JobRow } from "../storage/jobs.js";
+import type { JobConfig } from "./jobConfig.js";
+import { claimJobs, completeJob, failJob, reapExpired, releaseJob, renewLease, type JobFailure, type Lease } from "./queue.js";
+
+export interface WorkerDeps {
+  store: Store;
+  blobs: BlobStore;
+  engine: Engine;
+  models: ModelRegistry;
+  config: Config;
+  log: Logger;
+}
+
+export class Worker {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private current: JobRow | null = null;
+  private readonly lease: Lease;
+
+  constructor(
+    readonly id: string,
+    private readonly deps: WorkerDeps,
+  ) {
+    this.lease = { workerId: id, leaseMs: deps.config.leaseS * 1000 };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Called when a job was just queued in this process: skip the rest of the poll sleep. */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  /**
+   * Stops claiming. An in-flight job gets `graceMs` to finish; after that it is handed back to the queue and the
+   * engine is stopped, so another worker can take it at once instead of waiting for the lease to expire.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.running = false;
+    this.nudge();
+    const finished = await Promise.race([this.loop?.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!finished && this.current) {
+      await releaseJob(this.deps.store, this.current.id, this.id).catch(() => {});
+    }
+    await this.deps.engine.stop();
+  }
+
+  private async run(): Promise<void> {
+    const { store, config, log } = this.deps;
+    let lastReap = 0;
+    while (this.running) {
+      try {
+        if (Date.now() - lastReap > config.leaseS * 500) {
+          lastReap = Date.now();
+          const r = await reapExpired(store, config.retentionS * 1000);
+          if (r.requeued || r.failed) log.warn({ ...r }, "reaped jobs whose lease expired");
+        }
+        const [job] = await claimJobs(store, this.lease, 1);
+        if (!job) {
+          await new Promise<void>((r) => {
+            this.wake = r;
+            setTimeout(r, config.pollMs);
+          });
+          this.wake = null;
+          continue;
+        }
+        this.current = job;
+        await this.process(job);
+      } catch (err) {
+        // The store being unreachable must not end the loop: log, back off, try again.
+        log.error({ err: (err as Error).message }, "worker loop error");
+        await sleep(config.pollMs);
+      } finally {
+        this.current = null;
+      }
+    }
+  }
+
+  private async process(job: JobRow): Promise<void> {
+    const { store, blobs, engine, models, config, log } = this.deps;
+    const jlog = log.child({ job_id: job.id, client_id: job.client_id, attempt: job.attempts });
+    const started = Date.now();
+    jlog.info({ audio_s: job.audio_s, format: job.file_format }, "job started");
+
+    let progress = 0;
+    let lost = false;
+    const heartbeat = setInterval(() => {
+      renewLease(store, job.id, this.lease, progress)
+        .then((ok) => {
+          if (!ok) lost = true;
+        })
+        .catch((err) => jlog.warn({ err: (err as Error).message }, "lease renewal failed"));
+    }, Math.max(200, (config.leaseS * 1000) / 3));
+
+    try {
+      if (!job.blob_key) throw new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false });
+      const results = await runPipeline(
+        { config: JSON.parse(job.config) as JobConfig, audioPath: blobs.pathOf(job.blob_key), maxAudioS: config.maxAudioS },
+        { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress: (f) => (progress = f) },
+        job.audio_s,
+      );
+      clearInterval(heartbeat);
+      if (lost || !(await completeJob(store, job.id, this.id, results, config.retentionS * 1000))) {
+        jlog.warn("lease lost before completion; result discarded (another worker owns the job)");
+        return;
+      }
+      const elapsed = (Date.now() - started) / 1000;
+      jlog.info({ elapsed_s: elapsed, rtf: job.audio_s ? elapsed / job.audio_s : null, utterances: results.utterances.length }, "job completed");
+      await blobs.remove(job.blob_key);
+    } catch (err) {
+      clearInterval(heartbeat);
+      const f = toFailure(err);
+      const outcome = await failJob(store, job, this.id, f, config.retentionS * 1000);
+      jlog.warn({ code: f.code, outcome, reason: f.message }, "job attempt failed");
+      if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
+    }
+  }
+}
+
+class JobFailed extends Error {
+  constructor(readonly failure: JobFailure) {
+    super(failure.message);
+  }
+}
+
+/**
+ * Engine errors become the job's error. Bad audio reuses the submit codes with the same meaning (H0010 not
+ * decodable, H0006 too long) and is final; crashes and timeouts are retried, then end as E500.
+ */
+export function toFailure(err: unknown): JobFailure {
+  if (err instanceof JobFailed) return err.failure;
+  if (err instanceof EngineError) {
+    switch (err.code) {
+      case "audio_decode_failed":
+        return { code: "H0010", message: `the audio could not be decoded: ${err.message}`, retryable: false };
+      case "audio_too_long":
+        return { code: "H0006", message: err.message, retryable: false };
+      case "model_load_failed":
+        return { code: "E500", message: `the recognition model is not available: ${err.message}`, retryable: false };
+      case "bad_request":
+        return { code: "E500", message: `internal request error: ${err.message}`, retryable: false };
+      default:
+        return { code: "E500", message: `transcription failed: ${err.message}`, retryable: true };
+    }
+  }
+  return { code: "E500", message: `transcription failed: ${(err as Error)?.message ?? String(err)}`, retryable: true };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,60 @@
+// Wires the parts together for `sori serve` and `sori worker`, and shuts them down in order on a signal.
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { buildServer } from "./api/server.js";
+import { RateLimiter } from "./api/rateLimit.js";
+import { loadSigningKey, tokenIssuer } from "./auth/tokens.js";
+import type { Config } from "./config.js";
+import { Engine } from "./engine/client.js";
+import { loadModelRegistry } from "./engine/models.js";
+import { sweepExpired } from "./jobs/retention.js";
+import { Worker } from "./jobs/worker.js";
+import { localBlobStore } from "./storage/blobs.js";
+import { openStore } from "./storage/db.js";
+
+export interface Running {
+  address: string | null;
+  stop(): Promise<void>;
+}
+
+export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
+  const store = await openStore(config);
+  const blobs = localBlobStore(config.dataDir);
+  const models = loadModelRegistry(config.modelsDir, config.modelsFile);
+
+  const workers: Worker[] = [];
+  for (let i = 0; i < opts.workers; i++) {
+    const id = `${hostname()}:${process.pid}:${i}`;
+    const wlog = log.child({ worker: id });
+    const engine = new Engine({ python: config.python, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
+    workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog }));
+  }
+  workers.forEach((w) => w.start());
+
+  const sweep = setInterval(() => {
+    sweepExpired(store, blobs)
+      .then((r) => (r.expired || r.orphans) && log.info(r, "retention sweep"))
+      .catch((err) => log.warn({ err: (err as Error).message }, "retention sweep failed"));
+  }, config.sweepS * 1000);
+
+  let app: Awaited<ReturnType<typeof buildServer>> | null = null;
+  let address: string | null = null;
+  if (opts.api) {
+    const tokens = tokenIssuer(loadSigningKey(config.dataDir), config.tokenTtlS);
+    app = await buildServer(
+      { config, store, blobs, tokens, limiter: new RateLimiter(), onJobQueued: () => workers.forEach((w) => w.nudge()) },
+      log,
+    );
+    address = await app.listen({ host: config.host, port: config.port });
+  }
+
+  return {
+    address,
+    async stop() {
+      clearInterval(sweep);
+      await app?.close();
+      await Promise.all(workers.map((w) => w.stop()));
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Opens the job store: an embedded SQLite file by default, PostgreSQL when a URL is configured.
+// Both run the same Kysely queries; `dialect` lets the few engine-specific statements choose their form.
+import fs from "node:fs";
+import path from "node:path";
+import Sqlite from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.js";
+import * as m001 from "./migrations/001_initial.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// Numbered migrations, applied in order; a new one is a new file here, never an edit of an old one.
+const MIGRATIONS = { "001_initial": m001 };
+
+// PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,
+// well inside JavaScript's safe integer range.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export async function openStore(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Store> {
+  let db: Kysely<Database>;
+  let dialect: Dialect;
+  if (opts.databaseUrl) {
+    dialect = "postgres";
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
+    pool.on("error", () => {});
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    dialect = "sqlite";
+    fs.mkdirSync(opts.dataDir, { recursive: true });
+    const file = new Sqlite(path.join(opts.dataDir, "sori.db"));
+    file.pragma("journal_mode = WAL");
+    file.pragma("busy_timeout = 10000");
+    file.pragma("foreign_keys = ON");
+    file.pragma("synchronous = NORMAL");
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  }
+  await migrate(db, dialect);
+  return { db, dialect, close: () => db.destroy() };
+}
+
+async function migrate(db: Kysely<Database>, dialect: Dialect): Promise<void> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, mod] of Object.entries(MIGRATIONS)) {
+    migrations[name] = { up: (k) => mod.up(k, dialect) };
+  }
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

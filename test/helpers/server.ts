@@ -1,0 +1,75 @@
+// Starts the real `sori` CLI (from source, through tsx) in a fresh data dir, for HTTP-level tests.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+
+export const ROOT = path.resolve(import.meta.dirname, "..", "..");
+export const TESTDATA = path.resolve(ROOT, "..", "shared", "testdata");
+
+export interface SoriProcess {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  logs: string[];
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "sori-test-"));
+}
+
+/** Runs a sori CLI command to completion and returns its stdout. */
+export function soriSync(args: string[], env: NodeJS.ProcessEnv): string {
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), ...args], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`sori ${args.join(" ")} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+export function createClient(env: NodeJS.ProcessEnv, extra: string[] = []): { client_id: string; client_secret: string } {
+  return JSON.parse(soriSync(["clients", "create", "--name", "test", "--json", ...extra], env));
+}
+
+/** Spawns `sori <command>` and, for serve, waits until it listens. */
+export async function startSori(command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
+  const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args], {
+    env: fullEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: string[] = [];
+  const started = new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`sori ${command} did not start:\n${logs.join("\n")}`)), 60_000);
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      logs.push(line);
+      if (line.includes('"sori started"')) {
+        clearTimeout(t);
+        resolve((JSON.parse(line) as { address: string | null }).address ?? "");
+      }
+    });
+    readline.createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
+    child.once("exit", (code) => {
+      clearTimeout(t);
+      reject(new Error(`sori ${command} exited with ${code}:\n${logs.join("\n")}`));
+    });
+  });
+  const url = await started;
+  return {
+    child,
+    url,
+    dataDir: env.SORI_DATA_DIR ?? "",
+    env: fullEnv,
+    logs,
+    stop: (signal = "SIGTERM") =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill(signal);
+      }),
+  };
+}
