@@ -13,9 +13,8 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   const app: FastifyInstance = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     // Job ids and paths are short; anything longer is abuse.
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     bodyLimit: 1024 * 1024, // non-multipart bodies (authenticate) are small
-    disableRequestLogging: false,
     trustProxy: false,
   });
   app.decorate("sori", ctx);

@@ -1,5 +1,6 @@
 // POST /v1/transcribe (submit) and GET /v1/transcribe/{id} (read), exactly as the spec's tables say.
 import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
@@ -11,6 +12,29 @@ import { readResponse } from "./readResponse.js";
 import { readUpload } from "./upload.js";
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_MS = 2000;
+
+/** Stops reading an oversized upload without losing the answer. Closing the socket at once would make the kernel
+ * reset the connection while the client is still sending, and most clients then report a broken pipe instead of
+ * the 413; so, as nginx's lingering close does, a little more of the body is read and dropped to give the client
+ * time to read the answer, and then the connection is cut. */
+function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  res.once("finish", () => {
+    let discarded = 0;
+    const cut = (): void => void req.socket.destroy();
+    const timer = setTimeout(cut, LINGER_MS).unref();
+    req.on("data", (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > LINGER_BYTES) {
+        clearTimeout(timer);
+        cut();
+      }
+    });
+    req.on("end", () => clearTimeout(timer));
+    req.resume();
+  });
+}
 
 export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
   const { config, store, blobs, limiter } = app.sori;
@@ -22,24 +46,23 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     const quotaS = client.quota_s ?? config.defaults.quotaS;
     const windowStart = Date.now() - config.quotaWindowS * 1000;
 
-    // Refuse before reading the body when the answer is already known. The connection is closed after an early
-    // answer so a large upload is not read only to be thrown away.
+    // Refuse before storing the body when the answer is already known. For an oversized upload the rest of the
+    // body is not read (see closeAfterAnswer); for quota and concurrency refusals Node discards the body as it
+    // arrives, so that a client that sends its whole body before reading the answer still gets the 429.
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > config.maxFileBytes + 1024 * 1024) {
-      reply.header("connection", "close");
+      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", `file exceeds the size limit of ${config.maxFileBytes} bytes`);
     }
     if ((await countInFlight(store, client.id)) >= maxConcurrent) {
-      reply.header("connection", "close");
       throw new ApiError("A0002", `at most ${maxConcurrent} jobs may be in progress at once`);
     }
     if (quotaS > 0 && (await audioSecondsSince(store, client.id, windowStart)) >= quotaS) {
-      reply.header("connection", "close");
       throw new ApiError("A0001", `audio usage quota of ${quotaS} s per ${config.quotaWindowS} s is used up`);
     }
 
     const upload = await readUpload(req, blobs, config.maxFileBytes).catch((err) => {
-      if (err instanceof ApiError && err.code === "H0005") reply.header("connection", "close");
+      if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
       throw err;
     });
     const blob = upload.blob;

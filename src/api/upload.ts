@@ -31,6 +31,8 @@ export async function readUpload(req: FastifyRequest, blobs: BlobStore, maxBytes
       const target = blobs.allocate();
       upload.blob = { ...target, bytes: 0 };
       part.file.on("data", (c: Buffer) => (upload.blob!.bytes += c.length));
+      // The parser would otherwise go on reading (and dropping) the rest of the part until the body ends.
+      part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds the size limit of ${maxBytes} bytes`)));
       await pipeline(part.file, fs.createWriteStream(target.path, { mode: 0o600 }));
       if (part.file.truncated) throw new ApiError("H0005", `file exceeds the size limit of ${maxBytes} bytes`);
     }

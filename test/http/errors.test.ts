@@ -1,6 +1,7 @@
 // Every status/code row of the spec's error tables, against the real server (no workers, so jobs stay queued).
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
@@ -27,7 +28,6 @@ describe("spec error tables over HTTP", () => {
       SORI_MAX_FILE_BYTES: String(3 * 1024 * 1024),
       SORI_MAX_AUDIO_S: "30",
       SORI_DEFAULT_READ_BURST: "5",
-      SORI_LOG_LEVEL: "warn",
     };
     const c = createClient(env);
     sori = await startSori("serve", env);
@@ -150,10 +150,14 @@ describe("spec error tables over HTTP", () => {
       }
     });
 
-    it("413 H0005 when the file is over the size limit", async () => {
-      const r = await submit(url, token, new Blob([Buffer.alloc(4 * 1024 * 1024, 1)]), {});
-      assert.equal(r.status, 413);
-      assert.equal(r.body.code, "H0005");
+    it("413 H0005 when the file is over the size limit, declared or streamed", async () => {
+      for (const declareLength of [true, false]) {
+        const r = await rawUpload(url, token, 64 * 1024 * 1024, declareLength);
+        assert.equal(r.status, 413, `declared length: ${declareLength}`);
+        assert.equal(r.body.code, "H0005");
+        // The server stops reading at the limit instead of swallowing the whole upload.
+        assert.ok(r.sentBytes < 64 * 1024 * 1024, `sent ${r.sentBytes} bytes (declared length: ${declareLength})`);
+      }
     });
 
     it("413 H0006 when the audio is over the length limit", async () => {
@@ -269,3 +273,33 @@ describe("spec error tables over HTTP", () => {
     });
   });
 });
+
+/** A multipart upload over raw http, so that the answer can be read while the body is still being sent (fetch
+ * gives up on the whole exchange when the server stops reading). The file part is `size` zero bytes. */
+function rawUpload(url: string, token: string, size: number, declareLength: boolean): Promise<{ status: number; body: any; sentBytes: number }> {
+  const boundary = "soriTestBoundary";
+  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="config"\r\n\r\n{}\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const chunk = Buffer.alloc(64 * 1024);
+  return new Promise((resolve, reject) => {
+    let sentBytes = 0;
+    let done = false;
+    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}` };
+    if (declareLength) headers["content-length"] = head.length + size + tail.length;
+    const req = http.request(`${url}/v1/transcribe`, { method: "POST", headers }, (res) => {
+      done = true;
+      let text = "";
+      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), sentBytes }));
+    });
+    req.on("error", (err) => (done ? undefined : reject(err)));
+    const pump = (): void => {
+      while (!done && sentBytes < size) {
+        sentBytes += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!done) req.end(tail);
+    };
+    req.write(head);
+    pump();
+  });
+}
