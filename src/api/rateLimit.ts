@@ -16,7 +16,8 @@ export class RateLimiter {
     const b = this.buckets.get(key) ?? { tokens: burst, at: now };
     b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * ratePerS);
     b.at = now;
-    const ok = b.tokens >= 1;
+    // The refill is a sum of float steps (ten 0.1 s steps give 0.9999999999999999), so allow a rounding hair.
+    const ok = b.tokens >= 1 - 1e-9;
     if (ok) b.tokens -= 1;
     this.buckets.set(key, b);
     return ok;
