@@ -13,7 +13,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     if (!limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst)) {
       throw new ApiError("A0003", "too many authentication attempts; slow down");
     }
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = req.isMultipart() ? await multipartFields(req) : ((req.body ?? {}) as Record<string, unknown>);
     const clientId = body.client_id;
     const secret = body.client_secret;
     if (typeof clientId !== "string" || !clientId || typeof secret !== "string" || !secret) {
@@ -25,6 +25,16 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     if (!client || !ok || client.disabled) throw new ApiError("H0002", "invalid client credentials");
     return tokens.issue(client.id);
   });
+}
+
+/** Form fields of a multipart body (`curl -F`), which clients send as often as url-encoded forms. */
+async function multipartFields(req: FastifyRequest): Promise<Record<string, unknown>> {
+  const fields: Record<string, unknown> = {};
+  for await (const part of req.parts({ limits: { fileSize: 0, fieldSize: 4096 } })) {
+    if (part.type === "file") part.file.resume();
+    else fields[part.fieldname] = part.value;
+  }
+  return fields;
 }
 
 /** onRequest hook for protected routes: a valid, unexpired token of an existing, enabled client, or 401 H0002. */

@@ -45,6 +45,14 @@ describe("spec error tables over HTTP", () => {
       assert.equal(body.access_token.split(".").length, 3);
       assert.ok(Math.abs(body.expire_at - (Date.now() / 1000 + 6 * 3600)) < 60);
     });
+    it("accepts the fields as multipart form data too (curl -F)", async () => {
+      const c = createClient(env);
+      const form = new FormData();
+      form.append("client_id", c.client_id);
+      form.append("client_secret", c.client_secret);
+      const r = await fetch(`${url}/v1/authenticate`, { method: "POST", body: form });
+      assert.equal(r.status, 200);
+    });
     it("401 H0002 for a wrong secret or unknown client", async () => {
       for (const [id, secret] of [["nope", "nope"], [createClient(env).client_id, "wrong"]]) {
         const r = await fetch(`${url}/v1/authenticate`, { method: "POST", body: new URLSearchParams({ client_id: id!, client_secret: secret! }) });
