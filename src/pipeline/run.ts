@@ -1,7 +1,7 @@
 // The whole pipeline of one job, as plain data in → plain data out: config + audio file → the `results` body.
 // The worker and `sori transcribe` both call this; neither knows what the stages are.
 import type { Engine } from "../engine/client.js";
-import { toWhisperLanguage } from "../engine/languages.js";
+import { toWhisperLanguage, WHISPER_LANGUAGES } from "../engine/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import type { JobConfig } from "../jobs/jobConfig.js";
@@ -32,7 +32,8 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
     model: models[config.model_name],
     language_mode: fixed ? "fixed" : config.language === "detect" ? "detect" : "multi",
     language: fixed ? config.language : null,
-    language_candidates: fixed ? null : (config.language_candidates?.map(toWhisperLanguage) ?? null),
+    // Without candidates, all languages that have an ISO 639-1 code: Whisper could otherwise answer `haw`.
+    language_candidates: fixed ? null : (config.language_candidates ?? [...WHISPER_LANGUAGES]).map(toWhisperLanguage),
     word_timestamps: config.use_word_timestamp,
     initial_prompt: null,
     hotwords: null,
