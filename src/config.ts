@@ -9,7 +9,7 @@ const bool = z
   .transform((v) => v === "1" || v === "true" || v === "yes");
 
 const EnvSchema = z.object({
-  SORI_DATA_DIR: z.string().default("./data"),
+  SORI_DATA_DIR: z.string().optional(),
   SORI_DATABASE_URL: z.string().optional(),
   SORI_HOST: z.string().default("127.0.0.1"),
   SORI_PORT: z.coerce.number().int().min(0).max(65535).default(8000),
@@ -34,7 +34,6 @@ const EnvSchema = z.object({
   SORI_AUTH_RPS: z.coerce.number().min(0.01).default(2),
   SORI_AUTH_BURST: z.coerce.number().int().min(1).default(10),
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
-  SORI_DEMO_CLIENT: bool.default(false),
 });
 
 export interface Config {
@@ -73,7 +72,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid environment: ${issue?.path.join(".")}: ${issue?.message}`);
   }
   const e = parsed.data;
-  const dataDir = path.resolve(e.SORI_DATA_DIR);
+  // The default is beside the code, not the working directory, so `bin/sori` finds the same store from anywhere.
+  const dataDir = path.resolve(e.SORI_DATA_DIR ?? path.join(projectRoot, "data"));
   return {
     dataDir,
     databaseUrl: e.SORI_DATABASE_URL,

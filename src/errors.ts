@@ -1,5 +1,5 @@
 // The one registry of wire error codes: HTTP status and default message. docs/errors.md lists the same table,
-// and test/errors.test.ts checks that every code here is documented there.
+// and test/unit/docs.test.ts checks that every code here is documented there.
 
 export const ERROR_CODES = {
   H0001: { status: 400, msg: "invalid parameter" },

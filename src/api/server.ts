@@ -45,7 +45,8 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
 function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
   const e = err as { statusCode?: number; code?: string; message?: string };
-  if (e.code === "FST_REQ_FILE_TOO_LARGE" || e.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ApiError("H0005");
+  if (e.code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005");
+  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ApiError("H0001", "request body too large");
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
     return new ApiError("H0001", e.message ?? "invalid request");
   }

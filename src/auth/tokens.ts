@@ -17,7 +17,7 @@ export interface TokenIssuer {
 
 export function loadSigningKey(dataDir: string): Uint8Array {
   const file = path.join(dataDir, "jwt.key");
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   try {
     // wx: only the first of several processes starting at once creates the key; the others read it.
     fs.writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 });

@@ -125,8 +125,9 @@ export class Worker {
     } catch (err) {
       clearInterval(heartbeat);
       const f = toFailure(err);
-      const outcome = await failJob(store, job, this.id, f, config.retentionS * 1000);
-      jlog.warn({ code: f.code, outcome, reason: f.message }, "job attempt failed");
+      jlog.warn({ code: f.code, reason: f.message }, "job attempt failed");
+      const outcome = await failJob(store, job, this.id, { ...f, message: hidePaths(f.message, job.blob_key ? blobs.pathOf(job.blob_key) : null) }, config.retentionS * 1000);
+      jlog.info({ outcome }, "job attempt recorded");
       if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
     }
   }
@@ -159,6 +160,12 @@ export function toFailure(err: unknown): JobFailure {
     }
   }
   return { code: "E500", message: `transcription failed: ${(err as Error)?.message ?? String(err)}`, retryable: true };
+}
+
+/** The client sees the failure's message; where the server keeps files is none of its business (the log has them). */
+export function hidePaths(message: string, audioPath: string | null): string {
+  const named = audioPath ? message.split(audioPath).join("the uploaded file") : message;
+  return named.replace(/(?<![\w.:/])\/(?:[\w.-]+\/)+[\w.-]*/g, "<server path>");
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -34,8 +34,11 @@ export async function openStore(opts: { databaseUrl?: string | undefined; dataDi
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = "sqlite";
-    fs.mkdirSync(opts.dataDir, { recursive: true });
-    const file = new Sqlite(path.join(opts.dataDir, "sori.db"));
+    // Transcripts and secret hashes live here: only the service's user may read them.
+    fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+    const dbPath = path.join(opts.dataDir, "sori.db");
+    fs.closeSync(fs.openSync(dbPath, "a", 0o600));
+    const file = new Sqlite(dbPath);
     file.pragma("journal_mode = WAL");
     file.pragma("busy_timeout = 10000");
     file.pragma("foreign_keys = ON");

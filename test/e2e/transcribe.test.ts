@@ -122,6 +122,7 @@ describe("end to end: real speech through the API", () => {
     assert.equal(body.status, "failed");
     assert.equal(body.error.code, "H0010");
     assert.equal(typeof body.error.message, "string");
+    assert.ok(!body.error.message.includes(dataDir), `no server path in the message: ${body.error.message}`);
     assert.deepEqual(Object.keys(body).sort(), ["error", "id", "status"]);
   });
 
