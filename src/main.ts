@@ -2,10 +2,14 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { buildServer } from "./api/server.js";
+import { CallbackSender } from "./callbacks/sender.js";
+import { loadCallbackKey } from "./callbacks/sign.js";
 import { RateLimiter } from "./api/rateLimit.js";
 import { loadSigningKey, tokenIssuer } from "./auth/tokens.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
+import { insightBackend } from "./insight/index.js";
+import { refinerFromConfig } from "./refine/refiner.js";
 import { loadModelRegistry } from "./engine/models.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { Worker } from "./jobs/worker.js";
@@ -22,12 +26,16 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const blobs = localBlobStore(config.dataDir);
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
 
+  // One insight model per process, shared by its workers (loaded on the first job that asks for insight).
+  const insight = opts.workers > 0 ? insightBackend(config) : null;
+  const refiner = refinerFromConfig(config);
+  const callbacks = new CallbackSender({ store, key: loadCallbackKey(config.dataDir), log: log.child({ part: "callbacks" }), allowPrivate: config.callbackAllowPrivate });
   const workers: Worker[] = [];
   for (let i = 0; i < opts.workers; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
     const engine = new Engine({ python: config.python, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
-    workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog }));
+    workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog, insight, refiner, onFinal: (job) => callbacks.notify(job) }));
   }
   workers.forEach((w) => w.start());
 
@@ -54,6 +62,8 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
       clearInterval(sweep);
       await app?.close();
       await Promise.all(workers.map((w) => w.stop()));
+      await callbacks.stop();
+      await insight?.close();
       await store.close();
     },
   };

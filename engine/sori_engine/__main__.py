@@ -24,6 +24,7 @@ from .protocol import (
     PingResult,
     Request,
     bad_request,
+    parse_diarize,
     parse_probe,
     parse_request,
     parse_transcribe,
@@ -110,6 +111,17 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
     if req.op == "transcribe":
         params = parse_transcribe(req.params)
         return transcriber.transcribe(params, lambda fraction: writer.progress(req.id, fraction)).to_json()
+    if req.op == "diarize":
+        from . import diarize  # numpy-only model, loaded on first use: engines that never diarize never load it
+
+        dparams = parse_diarize(req.params)
+        return diarize.diarize(
+            dparams.audio_path, dparams.spk_count, dparams.max_duration_s, lambda f: writer.progress(req.id, f)
+        ).to_json()
+    if req.op == "refine":
+        from . import refiner
+
+        return refiner.refine(refiner.parse_refine(req.params), lambda fraction: writer.progress(req.id, fraction))
     raise bad_request(f"unknown op: {req.op}")
 
 

@@ -1,8 +1,12 @@
 """Probe and decode audio with PyAV (FFmpeg bundled in the wheel, so no system ffmpeg is needed).
 
-The decode loop follows faster_whisper.audio.decode_audio (demux → group frames → resample to 16 kHz mono s16), with
-two differences that the protocol needs: it stops as soon as the audio exceeds max_duration_s, so an over-long
-upload is refused without decoding hours of it, and it turns every FFmpeg failure into audio_decode_failed.
+The decode loop follows faster_whisper.audio.decode_audio (demux → group frames → resample to 16 kHz), with three
+differences that the protocol needs:
+- it is a generator of blocks (`stream`), so a 4-hour file is never whole in memory (4 h of 16 kHz float32 would be
+  920 MB); the transcriber consumes it window by window;
+- it stops as soon as the audio exceeds max_duration_s, so an over-long upload is refused without decoding hours
+  of it, and it turns every FFmpeg failure into audio_decode_failed;
+- it can return one channel of a multi-channel file (`channel`) instead of the mono downmix.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterator
 import av
 import numpy as np
 
-from .protocol import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError, ProbeResult
+from .protocol import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError, ProbeResult, bad_request
 
 SAMPLE_RATE = 16000  # what Whisper and Silero VAD expect
 _GROUP_SAMPLES = 500_000  # resample in large blocks: per-frame resampling is slow for codecs with 20 ms frames
@@ -57,18 +61,34 @@ def probe(path: str) -> ProbeResult:
         )
 
 
-def decode(path: str, max_duration_s: float | None = None) -> np.ndarray:
-    """Decode the first audio stream to 16 kHz mono float32 in [-1, 1)."""
+def stream(path: str, max_duration_s: float | None = None, channel: int | None = None) -> Iterator[np.ndarray]:
+    """Decode the first audio stream to 16 kHz float32 in [-1, 1), as consecutive blocks (about 500,000 input
+    samples each, so a few seconds to half a minute of audio).
+
+    channel None: the mono downmix of all channels; an index: that channel alone (bad_request when the stream has
+    no such channel). Raises audio_too_long as soon as more than max_duration_s was decoded, and
+    audio_decode_failed when the file cannot be opened or yields no audio at all.
+    """
     limit = int(max_duration_s * SAMPLE_RATE) if max_duration_s is not None else None
-    blocks: list[np.ndarray] = []
     total = 0
-    resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+    # With a channel, keep the input's layout (None) in planar s16 and pick the row; else let FFmpeg downmix to
+    # mono s16, exactly as faster_whisper.audio.decode_audio does (a float downmix would be about 3 dB louder).
+    if channel is None:
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+    else:
+        resampler = av.AudioResampler(format="s16p", layout=None, rate=SAMPLE_RATE)
     try:
         with _open(path) as container:
-            stream = _audio_stream(container, path)
-            for frame in _resample(_group(_skip_invalid(container.decode(stream))), resampler):
-                block = frame.to_ndarray().reshape(-1)
-                blocks.append(block)
+            audio_stream = _audio_stream(container, path)
+            channels = audio_stream.codec_context.channels
+            if channel is not None and not 0 <= channel < max(channels, 1):
+                raise bad_request(f"channel {channel} does not exist: the audio has {channels} channel(s)")
+            for frame in _resample(_group(_skip_invalid(container.decode(audio_stream))), resampler):
+                planes = frame.to_ndarray()  # (1, samples) for packed mono, (channels, samples) for planar
+                block = planes[0 if channel is None else channel].astype(np.float32)
+                block *= 1.0 / 32768.0
+                if block.size == 0:
+                    continue
                 total += block.shape[0]
                 if limit is not None and total > limit:
                     raise EngineError(
@@ -76,6 +96,7 @@ def decode(path: str, max_duration_s: float | None = None) -> np.ndarray:
                         f"audio is longer than max_duration_s={max_duration_s:g} "
                         f"(stopped decoding at {total / SAMPLE_RATE:.1f}s)",
                     )
+                yield block
     except EngineError:
         raise
     except (av.FFmpegError, OSError, ValueError) as e:
@@ -86,14 +107,18 @@ def decode(path: str, max_duration_s: float | None = None) -> np.ndarray:
         gc.collect()
     if total == 0:
         raise EngineError(AUDIO_DECODE_FAILED, f"no audio could be decoded from {path}")
-    # Convert into one preallocated array: concatenate + astype + divide would hold three full copies at once.
-    audio = np.empty(total, dtype=np.float32)
-    pos = 0
-    for block in blocks:
-        audio[pos : pos + block.shape[0]] = block
-        pos += block.shape[0]
-    audio *= 1.0 / 32768.0
-    return audio
+
+
+def measure(path: str, max_duration_s: float | None = None) -> float:
+    """Decoded length in seconds (decodes the whole file, keeping nothing): for files whose container does not say
+    or says more than the limit, so that an over-long file fails before any transcription work."""
+    return sum(block.shape[0] for block in stream(path, max_duration_s)) / SAMPLE_RATE
+
+
+def decode(path: str, max_duration_s: float | None = None, channel: int | None = None) -> np.ndarray:
+    """The whole file as one 16 kHz float32 array (tests and benchmarks; the transcriber streams)."""
+    blocks = list(stream(path, max_duration_s, channel))
+    return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
 
 def _skip_invalid(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:

@@ -72,6 +72,7 @@ class TranscribeParams:
     initial_prompt: str | None = None
     hotwords: str | None = None
     max_duration_s: float | None = None
+    channel: int | None = None  # decode this channel (0-based) alone instead of the mono downmix
 
 
 def _get(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str, default: Any = ...) -> Any:
@@ -177,9 +178,33 @@ def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:
         initial_prompt=_get(params, "initial_prompt", _is_str, "a string", None) or None,
         hotwords=_get(params, "hotwords", _is_str, "a string", None) or None,
         max_duration_s=float(max_duration) if max_duration is not None else None,
+        channel=_get(params, "channel", _is_int, "an integer", None),
     )
     if mode == "fixed" and req.language is None:
         raise bad_request("field language is required when language_mode is fixed")
+    if req.max_duration_s is not None and req.max_duration_s <= 0:
+        raise bad_request("field max_duration_s must be > 0")
+    if req.channel is not None and req.channel < 0:
+        raise bad_request("field channel must be >= 0")
+    return req
+
+
+@dataclass(frozen=True)
+class DiarizeParams:
+    audio_path: str
+    spk_count: int = 0  # 0: estimate the number of speakers
+    max_duration_s: float | None = None
+
+
+def parse_diarize(params: Mapping[str, Any]) -> DiarizeParams:
+    max_duration = _get(params, "max_duration_s", _is_number, "a number", None)
+    req = DiarizeParams(
+        audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
+        spk_count=_get(params, "spk_count", _is_int, "an integer", 0),
+        max_duration_s=float(max_duration) if max_duration is not None else None,
+    )
+    if req.spk_count < 0:
+        raise bad_request("field spk_count must be >= 0")
     if req.max_duration_s is not None and req.max_duration_s <= 0:
         raise bad_request("field max_duration_s must be > 0")
     return req

@@ -1,20 +1,27 @@
-"""The `transcribe` operation: decode → (VAD) → language → faster-whisper → protocol segments.
+"""The `transcribe` operation: stream-decode → windowed VAD → language → batched faster-whisper → protocol segments.
 
-VAD is run here rather than through `transcribe(vad_filter=True)` so that its speech regions are computed once and
-serve both language detection (which then listens to speech, not to leading silence or music) and decoding; the
-regions are cut out and mapped back to file time with faster-whisper's own `restore_speech_timestamps`, as
-`vad_filter=True` does.
+Memory is bounded whatever the file's length: the decoder yields blocks (audio.stream), which are gathered into
+windows of WINDOW_S; the Silero VAD runs on one window at a time, and speech regions that may run on past the
+window's end are carried into the next window instead of being cut. Only a window (about 20 MB of float32) and its
+speech are in memory at once, so a 4-hour file costs what a 5-minute one does.
+
+Each window's speech regions are merged into chunks of at most 30 s of speech (Whisper's window) and the chunks
+are decoded as a batch with faster-whisper's BatchedInferencePipeline (one encoder call and one batched beam
+search for up to BATCH_SIZE chunks), which on CPU is much faster than WhisperModel.transcribe's window-by-window
+seek loop and, with condition_on_previous_text=False there anyway, gives the same text. Segment times are mapped
+back to file time with faster-whisper's own `restore_speech_timestamps`, as `vad_filter=True` does.
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from faster_whisper import WhisperModel
+from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import restore_speech_timestamps
@@ -22,13 +29,17 @@ from faster_whisper.vad import VadOptions, get_speech_timestamps
 
 from . import audio as audio_io
 from . import models
-from .protocol import Segment, TranscribeParams, TranscribeResult, Word, bad_request
+from .protocol import EngineError, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
 
 SR = audio_io.SAMPLE_RATE
-CHUNK_S = 30.0  # Whisper's window: a multi-mode chunk is at most one window, so one detection covers all of it
-PIECE_S = 600.0  # speech decoded per faster-whisper call in fixed/detect mode with VAD (bounds memory)
+CHUNK_S = 30.0  # Whisper's window: a chunk is at most one window, so one detection and one decode cover all of it
+SPEECH_S = 20.0  # most speech per chunk: a batched decode is one pass per chunk, which skips speech in full windows
+WINDOW_S = 300.0  # audio held for the VAD at once (19 MB of float32)
+GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in the next window: carried over
+BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
+MISSING_S = 3.0  # undecoded speech at a chunk's end that makes its batched result suspect
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
 
@@ -37,16 +48,17 @@ Region = dict  # {"start": sample, "end": sample}, the shape faster-whisper's VA
 
 @dataclass
 class ProgressReporter:
-    """Turns segment end times into progress events, at most one per PROGRESS_INTERVAL_S of wall time, so a fast
-    transcription of a long file does not flood the pipe."""
+    """Turns positions in the file into progress events, at most one per PROGRESS_INTERVAL_S of wall time, so a
+    fast transcription of a long file does not flood the pipe. duration_s is the expected length (container or
+    measured); positions past it count as 1.0."""
 
     emit: Callable[[float], None]
-    duration_s: float
+    duration_s: float | None
     last_emit: float = field(default_factory=time.monotonic)
     fraction: float = 0.0
 
     def update(self, position_s: float) -> None:
-        if self.duration_s <= 0:
+        if not self.duration_s or self.duration_s <= 0:
             return
         self.fraction = max(self.fraction, min(position_s / self.duration_s, 1.0))
         now = time.monotonic()
@@ -55,19 +67,150 @@ class ProgressReporter:
             self.emit(self.fraction)
 
 
+@dataclass
+class Window:
+    """A stretch of the file held for the VAD: `audio` starts at sample `offset` of the file."""
+
+    offset: int
+    audio: np.ndarray
+    regions: list[Region]  # final speech regions, in window samples
+
+
 def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) -> TranscribeResult:
     model = models.get_model(req.model)
     _check_languages(req, model.supported_languages)
-    audio = audio_io.decode(req.audio_path, req.max_duration_s)
-    duration_s = audio.shape[0] / SR
-    progress = ProgressReporter(emit_progress, duration_s)
-    if req.language_mode == "multi":
-        language, probs, segments = _transcribe_multi(model, audio, req, progress)
-    else:
-        language, probs, segments = _transcribe_single(model, audio, req, progress)
+    expected_s = _expected_duration(req)
+    progress = ProgressReporter(emit_progress, expected_s)
+    state = _Decoder(model, req, progress)
+    use_vad = req.model.vad or req.language_mode == "multi"
+    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    for window in windows(blocks, use_vad):
+        state.feed(window)
+    duration_s = state.total_samples / SR
+    language, probs = state.finish()
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
-    segments.sort(key=lambda s: s.start)
+    segments = sorted((_clip_segment(s, duration_s) for s in state.segments), key=lambda s: s.start)
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=segments)
+
+
+def _expected_duration(req: TranscribeParams) -> float | None:
+    """The container's duration when it can be trusted to be within the limit; else the decoded length, measured
+    in a decode-only pass (cheap next to recognition), so that an over-long file fails before any recognition
+    work and progress has a denominator. A container that understates its length is caught while streaming."""
+    try:
+        declared = audio_io.probe(req.audio_path).duration_s
+    except EngineError:
+        declared = None  # let the decoder give the precise error
+    if declared is not None and declared > 0 and (req.max_duration_s is None or declared <= req.max_duration_s):
+        return declared
+    return audio_io.measure(req.audio_path, req.max_duration_s)
+
+
+def windows(blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S) -> Iterator[Window]:
+    """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
+    (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
+    region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions."""
+    window_samples = int(window_s * SR)
+    guard = int(GUARD_S * SR)
+    vad_options = VadOptions(max_speech_duration_s=SPEECH_S)
+    pending: list[np.ndarray] = []
+    pending_len = 0
+    offset = 0  # file sample where the pending audio starts
+    exhausted = False
+    it = iter(blocks)
+    while not exhausted:
+        for block in it:
+            pending.append(block)
+            pending_len += block.shape[0]
+            if pending_len >= window_samples:
+                break
+        else:
+            exhausted = True
+        if pending_len == 0:
+            return
+        buf = np.concatenate(pending) if len(pending) > 1 else pending[0]
+        pending, pending_len = [], 0
+        if not use_vad:
+            step = int(CHUNK_S * SR)
+            cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
+            regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
+        else:
+            regions = get_speech_timestamps(buf, vad_options, sampling_rate=SR)
+            if exhausted:
+                cut = buf.shape[0]
+            else:
+                limit = buf.shape[0] - guard
+                open_regions = [r for r in regions if r["end"] > limit]
+                regions = [r for r in regions if r["end"] <= limit]
+                cut = open_regions[0]["start"] if open_regions else limit
+                if cut <= 0:  # cannot happen with WINDOW_S > CHUNK_S + GUARD_S; keep going rather than loop
+                    cut, regions = buf.shape[0], regions + open_regions
+        yield Window(offset=offset, audio=buf[:cut], regions=regions)
+        if cut < buf.shape[0]:
+            pending, pending_len = [buf[cut:].copy()], buf.shape[0] - cut
+        offset += cut
+
+
+class _Decoder:
+    """Consumes windows: picks each chunk's language and decodes the chunks in batches."""
+
+    def __init__(self, model: WhisperModel, req: TranscribeParams, progress: ProgressReporter) -> None:
+        self.model = model
+        self.req = req
+        self.progress = progress
+        self.segments: list[Segment] = []
+        self.total_samples = 0
+        self.head: np.ndarray | None = None  # the file's first 30 s, to detect on when no speech is found
+        self.language: str | None = req.language if req.language_mode == "fixed" else None
+        self.probs: dict[str, float] | None = {req.language: 1.0} if req.language else None
+        self.weighted: dict[str, float] = {}  # multi: speech-weighted sum of the chunks' distributions
+
+    def feed(self, window: Window) -> None:
+        if self.head is None:
+            self.head = window.audio[: int(CHUNK_S * SR)].copy()
+        self.total_samples = window.offset + window.audio.shape[0]
+        chunks = _group(window.regions, int(SPEECH_S * SR))
+        by_language: dict[str, list[list[Region]]] = {}
+        for chunk in chunks:
+            by_language.setdefault(self._language_of(window.audio, chunk), []).append(chunk)
+        for language, lang_chunks in by_language.items():
+            for fw in _decode_batched(self.model, window.audio, lang_chunks, language, self.req):
+                segment = _to_segment(fw, language, self.req.word_timestamps, window.offset / SR)
+                if segment is not None:
+                    self.segments.append(segment)
+                    self.progress.update(segment.end)
+        self.progress.update(self.total_samples / SR)
+
+    def _language_of(self, audio: np.ndarray, chunk: list[Region]) -> str:
+        mode = self.req.language_mode
+        if mode == "fixed":
+            assert self.language is not None  # parse_transcribe requires it
+            return self.language
+        if mode == "detect":
+            if self.language is None:  # the first 30 s of speech decide for the whole file
+                self.probs = _detect(self.model, _cut(audio, chunk), self.req.language_candidates)
+                self.language = max(self.probs, key=self.probs.__getitem__)
+            return self.language
+        samples = _cut(audio, chunk)
+        chunk_probs = _detect(self.model, samples, self.req.language_candidates)
+        for code, p in chunk_probs.items():
+            self.weighted[code] = self.weighted.get(code, 0.0) + p * samples.size
+        return max(chunk_probs, key=chunk_probs.__getitem__)
+
+    def finish(self) -> tuple[str, dict[str, float]]:
+        if self.req.language_mode == "multi" and self.weighted:
+            # File-level language: the speech-duration-weighted mean of the chunk distributions.
+            total = sum(self.weighted.values())
+            probs = {code: w / total for code, w in sorted(self.weighted.items(), key=lambda kv: -kv[1])}
+            if not self.req.language_candidates:
+                probs = dict(list(probs.items())[:TOP_LANGUAGES])
+            return max(probs, key=probs.__getitem__), probs
+        if self.probs is None:  # detect/multi and no speech anywhere: listen to the start of the file
+            log.info("no speech found in %s", self.req.audio_path)
+            head = self.head if self.head is not None else np.zeros(0, dtype=np.float32)
+            self.probs = _detect(self.model, head, self.req.language_candidates)
+        language = self.language or max(self.probs, key=self.probs.__getitem__)
+        return language, self.probs
 
 
 def _check_languages(req: TranscribeParams, supported: list[str]) -> None:
@@ -79,64 +222,6 @@ def _check_languages(req: TranscribeParams, supported: list[str]) -> None:
         raise bad_request(f"unsupported language code(s) for this model: {', '.join(unknown)}")
 
 
-def _transcribe_single(
-    model: WhisperModel, audio: np.ndarray, req: TranscribeParams, progress: ProgressReporter
-) -> tuple[str, dict[str, float], list[Segment]]:
-    """fixed and detect: one language for the whole file."""
-    # Pieces of the file to decode: groups of speech regions, or the whole file (None) without VAD.
-    pieces: list[list[Region] | None]
-    if req.model.vad:
-        # Decoding piece by piece bounds memory: faster-whisper computes the mel features of its whole input at
-        # once (gigabytes for a 4-hour file). Pieces end at silences and no text is carried across windows
-        # (condition_on_previous_text=False), so a cut splits no word and loses no context.
-        vad_options = VadOptions(max_speech_duration_s=PIECE_S)
-        pieces = list(_group(get_speech_timestamps(audio, vad_options, sampling_rate=SR), int(PIECE_S * SR)))
-        if not pieces:
-            log.info("no speech found in %s", req.audio_path)
-    else:
-        pieces = [None]
-    if req.language_mode == "fixed":
-        assert req.language is not None  # parse_transcribe requires it
-        language, probs = req.language, {req.language: 1.0}
-    else:
-        # _detect listens to the first 30 s of speech; with no speech found, to the start of the file.
-        head = _cut(audio, pieces[0]) if pieces and pieces[0] is not None else audio
-        probs = _detect(model, head, req.language_candidates)
-        language = max(probs, key=probs.__getitem__)
-    segments: list[Segment] = []
-    for piece in pieces:
-        samples = audio if piece is None else _cut(audio, piece)
-        segments.extend(_decode(model, samples, piece, language, req, progress))
-    return language, probs, segments
-
-
-def _transcribe_multi(
-    model: WhisperModel, audio: np.ndarray, req: TranscribeParams, progress: ProgressReporter
-) -> tuple[str, dict[str, float], list[Segment]]:
-    """multi: a language per speech chunk. Chunks come from the VAD whatever `vad` says, since without speech
-    regions there is nothing to cut the file at."""
-    regions = get_speech_timestamps(audio, VadOptions(max_speech_duration_s=CHUNK_S), sampling_rate=SR)
-    groups = _group(regions, int(CHUNK_S * SR))
-    if not groups:
-        probs = _detect(model, audio, req.language_candidates)
-        return max(probs, key=probs.__getitem__), probs, []
-    segments: list[Segment] = []
-    weighted: dict[str, float] = {}
-    for group in groups:
-        chunk = _cut(audio, group)
-        chunk_probs = _detect(model, chunk, req.language_candidates)
-        language = max(chunk_probs, key=chunk_probs.__getitem__)
-        for code, p in chunk_probs.items():
-            weighted[code] = weighted.get(code, 0.0) + p * chunk.size
-        segments.extend(_decode(model, chunk, group, language, req, progress))
-    # File-level language: the speech-duration-weighted mean of the chunk distributions.
-    total = sum(weighted.values())
-    probs = {code: w / total for code, w in sorted(weighted.items(), key=lambda kv: -kv[1])}
-    if not req.language_candidates:
-        probs = dict(list(probs.items())[:TOP_LANGUAGES])
-    return max(probs, key=probs.__getitem__), probs, segments
-
-
 def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
     """Merge consecutive speech regions into chunks of at most max_samples of speech (regions are already capped
     at that length by the VAD's max_speech_duration_s)."""
@@ -145,6 +230,8 @@ def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
     size = 0
     for region in regions:
         length = region["end"] - region["start"]
+        if length <= 0:
+            continue
         if current and size + length > max_samples:
             groups.append(current)
             current, size = [], 0
@@ -184,18 +271,63 @@ def _detect(model: WhisperModel, audio: np.ndarray, candidates: tuple[str, ...] 
     return {code: p / total for code, p in restricted.items()}
 
 
-def _decode(
-    model: WhisperModel,
-    audio: np.ndarray,
-    regions: list[Region] | None,
-    language: str,
-    req: TranscribeParams,
-    progress: ProgressReporter,
-) -> Iterator[Segment]:
-    """Transcribe `audio` (the cut-out speech of `regions`, or the whole file when regions is None) and yield
-    protocol segments in file time."""
-    fw_segments: Iterable[FwSegment]
-    fw_segments, _info = model.transcribe(
+def _decode_batched(
+    model: WhisperModel, audio: np.ndarray, chunks: list[list[Region]], language: str, req: TranscribeParams
+) -> Iterator[FwSegment]:
+    """Decode `chunks` (each at most SPEECH_S of speech, in window samples) of `audio`; yields faster-whisper
+    segments in window time.
+
+    The chunks' speech is cut out and laid end to end; each chunk is one clip of that speech for the batched
+    pipeline, and restore_speech_timestamps maps speech time back to window time. A batched decode is a single
+    greedy/beam pass per chunk at temperature 0, where WhisperModel.transcribe would seek on after an early
+    end-of-text and retry at higher temperatures; so a chunk whose result looks wrong (see _suspect) is decoded
+    again that way, alone."""
+    regions = [r for chunk in chunks for r in chunk]
+    speech = _cut(audio, regions)
+    clips: list[tuple[float, float]] = []
+    pos = 0
+    for chunk in chunks:
+        size = sum(r["end"] - r["start"] for r in chunk)
+        clips.append((pos / SR, (pos + size) / SR))
+        pos += size
+    batched, _info = BatchedInferencePipeline(model).transcribe(
+        speech,
+        language=language,
+        task="transcribe",
+        beam_size=req.model.beam_size,
+        word_timestamps=req.word_timestamps,
+        initial_prompt=req.initial_prompt,
+        hotwords=req.hotwords,
+        clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # our chunks; its own VAD is not run
+        without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
+        batch_size=BATCH_SIZE,
+    )
+    per_chunk: list[list[FwSegment]] = [[] for _ in clips]
+    starts = [a for a, _b in clips]
+    for fw in batched:
+        per_chunk[max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)].append(fw)
+    out: list[FwSegment] = []
+    for (a, b), segs in zip(clips, per_chunk):
+        if _suspect(segs, a, b):
+            segs = [_shift(fw, a) for fw in _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)]
+        out.extend(segs)
+    return restore_speech_timestamps(out, regions, SR)
+
+
+def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
+    """A batched chunk result worth a second, sequential decode: speech left over at the end (the decoder stopped
+    early, or skipped part of the chunk and squeezed the rest), a repetition loop, or a low-confidence pass (the
+    thresholds WhisperModel.transcribe uses for its temperature fallback)."""
+    texts = [fw for fw in segments if fw.text.strip()]
+    if not texts:
+        return end_s - start_s >= MISSING_S
+    if end_s - texts[-1].end >= MISSING_S:
+        return True
+    return any(fw.compression_ratio > 2.4 or fw.avg_logprob < -1.0 for fw in texts)
+
+
+def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:
+    segments, _info = model.transcribe(
         audio,
         language=language,
         task="transcribe",
@@ -206,30 +338,32 @@ def _decode(
         word_timestamps=req.word_timestamps,
         initial_prompt=req.initial_prompt,
         hotwords=req.hotwords,
-        vad_filter=False,  # when VAD was asked for, `audio` is already the speech only
+        vad_filter=False,  # `audio` is already speech only
     )
-    if regions is not None:
-        fw_segments = restore_speech_timestamps(fw_segments, regions, SR)
-    for fw in fw_segments:
-        progress.update(fw.end)
-        segment = _to_segment(fw, language, req.word_timestamps, progress.duration_s)
-        if segment is not None:
-            yield segment
+    return list(segments)
 
 
-def _to_segment(fw: FwSegment, language: str, with_words: bool, duration_s: float) -> Segment | None:
+def _shift(fw: FwSegment, dt: float) -> FwSegment:
+    fw.start += dt
+    fw.end += dt
+    for w in fw.words or ():
+        w.start += dt
+        w.end += dt
+    return fw
+
+
+def _to_segment(fw: FwSegment, language: str, with_words: bool, offset_s: float) -> Segment | None:
     text = fw.text.strip()
     if not text:
         return None
-    # Whisper's last timestamp token can point past the end of the audio; keep every time inside the file.
-    start = _clip(fw.start, 0.0, duration_s)
-    end = _clip(fw.end, start, duration_s)
+    start = max(fw.start, 0.0) + offset_s
+    end = max(fw.end + offset_s, start)
     words = None
     if with_words:
         words = tuple(
             Word(
-                start=_clip(w.start, start, end),
-                end=_clip(max(w.start, w.end), start, end),
+                start=_clip(w.start + offset_s, start, end),
+                end=_clip(max(w.start, w.end) + offset_s, start, end),
                 text=w.word,
                 probability=w.probability,
             )
@@ -245,6 +379,18 @@ def _to_segment(fw: FwSegment, language: str, with_words: bool, duration_s: floa
         no_speech_prob=fw.no_speech_prob,
         words=words,
     )
+
+
+def _clip_segment(seg: Segment, duration_s: float) -> Segment:
+    """Whisper's last timestamp token can point past the end of the audio; keep every time inside the file."""
+    start = _clip(seg.start, 0.0, duration_s)
+    end = _clip(seg.end, start, duration_s)
+    if start == seg.start and end == seg.end:
+        return seg
+    words = None
+    if seg.words is not None:
+        words = tuple(replace(w, start=_clip(w.start, start, end), end=_clip(w.end, start, end)) for w in seg.words)
+    return replace(seg, start=start, end=end, words=words)
 
 
 def _clip(t: float, lo: float, hi: float) -> float:

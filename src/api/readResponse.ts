@@ -23,12 +23,26 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
     case "failed":
       return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
     case "completed": {
-      if (refined) {
-        // No refiner is wired into this build yet (issue 6): report it the way the spec reports a refiner that
-        // could not take the job, rather than leaving refine_status queued forever.
-        return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: "refiner_enqueue_failed" } };
-      }
+      if (refined) return refinedBody(job);
       return { id: job.id, status: "completed", results: JSON.parse(job.result ?? "{}") };
     }
+  }
+}
+
+/** result=refined on a completed job (docs/enterprise.md): the refinement phase's status, and once it completed the
+ * refined utterances as the only member of results. */
+function refinedBody(job: JobRow): ReadBody {
+  // Completion sets refine_status in the same statement, so null means a row completed before migration 002.
+  const status = job.refine_status ?? "failed";
+  switch (status) {
+    case "queued":
+    case "processing":
+      return { id: job.id, status: "completed", refine_status: status };
+    case "completed": {
+      const refined = JSON.parse(job.refine_result ?? "{}") as { utterances?: unknown };
+      return { id: job.id, status: "completed", refine_status: "completed", results: { utterances: refined.utterances ?? [] } };
+    }
+    case "failed":
+      return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: job.refine_error ?? "refiner_failed" } };
   }
 }

@@ -7,6 +7,11 @@ import type { Logger } from "pino";
 import { ApiError, isApiError } from "../errors.js";
 import { authRoutes } from "./auth.js";
 import type { AppContext } from "./context.js";
+import { callbackSecretRoutes } from "./callbackSecret.js";
+import { consoleRoutes } from "./console.js";
+import { exportRoutes } from "./export.js";
+import { jobsListRoutes } from "./jobsList.js";
+import { openaiRoutes } from "./openai.js";
 import { transcribeRoutes } from "./transcribe.js";
 
 export async function buildServer(ctx: AppContext, log: Logger): Promise<FastifyInstance> {
@@ -37,12 +42,18 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
 
   await app.register(authRoutes);
   await app.register(transcribeRoutes);
+  // Beyond the spec (docs/extras.md).
+  await app.register(exportRoutes);
+  await app.register(jobsListRoutes);
+  await app.register(openaiRoutes);
+  await app.register(callbackSecretRoutes);
+  await app.register(consoleRoutes);
   app.get("/healthz", async () => ({ status: "ok" }));
   return app;
 }
 
 /** Framework errors (bad content type, body too large, malformed JSON...) are the client's: H0001 or H0005. */
-function toApiError(err: unknown): ApiError {
+export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (e.code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005");

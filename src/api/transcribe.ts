@@ -4,14 +4,15 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
+import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ApiError } from "../errors.js";
 import { parseJobConfig } from "../jobs/jobConfig.js";
-import { audioSecondsSince, countInFlight, getJob, insertJob } from "../storage/jobs.js";
+import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
 import { requireClient } from "./auth.js";
+import { findOwnJob, JOB_ID, takeRead } from "./jobAccess.js";
 import { readResponse } from "./readResponse.js";
 import { readUpload } from "./upload.js";
 
-const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const LINGER_BYTES = 8 * 1024 * 1024;
 const LINGER_MS = 2000;
 
@@ -19,7 +20,7 @@ const LINGER_MS = 2000;
  * reset the connection while the client is still sending, and most clients then report a broken pipe instead of
  * the 413; so, as nginx's lingering close does, a little more of the body is read and dropped to give the client
  * time to read the answer, and then the connection is cut. */
-function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
   res.once("finish", () => {
     let discarded = 0;
     const cut = (): void => void req.socket.destroy();
@@ -37,7 +38,7 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 }
 
 export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
-  const { config, store, blobs, limiter } = app.sori;
+  const { config, store, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
 
   app.post("/v1/transcribe", async (req, reply) => {
@@ -68,6 +69,7 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     const blob = upload.blob;
     try {
       const jobConfig = parseJobConfig(upload.configText);
+      checkCallbackUrl(jobConfig.callback_url, config.callbackAllowPrivate);
       if (!blob) throw new ApiError("H0001", "file part is required");
       if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");
       if ((jobConfig.use_refinement || jobConfig.use_insight) && client.tier !== "enterprise") {
@@ -107,16 +109,8 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     const { result } = req.query;
     if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
     if (result !== undefined && result !== "refined") throw new ApiError("H0001", "result must be 'refined' when given");
-    const rps = client.read_rps ?? config.defaults.readRps;
-    if (!limiter.take(`read:${client.id}`, rps, config.defaults.readBurst)) {
-      throw new ApiError("A0003", `polling too fast: at most ${rps} reads per second (poll about every 5 s)`);
-    }
-    const job = await getJob(store, id);
-    if (!job) throw new ApiError("H0004", "no transcription with this id");
-    if (job.client_id !== client.id) throw new ApiError("H0003", "this transcription belongs to another client");
-    if (job.expired || (job.expires_at !== null && job.expires_at < Date.now())) {
-      throw new ApiError("H0007", "the result has expired and was deleted");
-    }
+    takeRead(app, client);
+    const job = await findOwnJob(app, client, id);
     return readResponse(job, result === "refined");
   });
 }

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from "../config.js";
 import { createLogger } from "../log.js";
 import { start } from "../main.js";
 import { clientsCommand } from "./clients.js";
+import { submitCommand } from "./submit.js";
 import { transcribeCommand } from "./transcribe.js";
 
 const int = (v: string): number => {
@@ -62,6 +63,7 @@ program
 
 program.addCommand(clientsCommand());
 program.addCommand(transcribeCommand());
+program.addCommand(submitCommand());
 
 program.parseAsync().catch((err: Error) => {
   process.stderr.write(`sori: ${err.message}\n`);

@@ -5,7 +5,15 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
 import { projectRoot } from "../config.js";
-import { EngineError, type ProbeResult, type TranscribeParams, type TranscribeResult } from "./protocol.js";
+import {
+  EngineError,
+  type DiarizeParams,
+  type DiarizeResult,
+  type ProbeResult,
+  type TranscribeParams,
+  type TranscribeResult,
+} from "./protocol.js";
+import type { RefineParams, RefineResult } from "../refine/protocol.js";
 
 export interface EngineOptions {
   python: string;
@@ -40,6 +48,22 @@ export class Engine {
     opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
   ): Promise<TranscribeResult> {
     return (await this.request("transcribe", params, opts)) as TranscribeResult;
+  }
+
+  /** Re-decodes and scores utterance spans (docs/engine.md, `refine`; used by src/refine). */
+  async refine(
+    params: RefineParams,
+    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+  ): Promise<RefineResult> {
+    return (await this.request("refine", params, opts)) as RefineResult;
+  }
+
+  /** Speaker turns of a file (docs/engine.md, `diarize`; used by src/diarization). */
+  async diarize(
+    params: DiarizeParams,
+    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+  ): Promise<DiarizeResult> {
+    return (await this.request("diarize", params, opts)) as DiarizeResult;
   }
 
   async probe(audioPath: string): Promise<ProbeResult> {

@@ -19,6 +19,8 @@ export interface TranscribeParams {
   initial_prompt: string | null;
   hotwords: string | null;
   max_duration_s: number | null;
+  /** Decode this channel (0-based) alone instead of the mono downmix (docs/engine.md). */
+  channel?: number;
 }
 
 export interface EngineWord {
@@ -43,6 +45,21 @@ export interface TranscribeResult {
   language: string;
   language_probs: Record<string, number>;
   segments: EngineSegment[];
+}
+
+/** `diarize` (docs/engine.md): who spoke when, from the audio alone. */
+export interface DiarizeParams {
+  audio_path: string;
+  /** 0: estimate the number of speakers; n > 0: exactly min(n, what the audio allows). */
+  spk_count: number;
+  max_duration_s: number | null;
+}
+
+export interface DiarizeResult {
+  duration_s: number;
+  num_speakers: number;
+  /** Sorted, non-overlapping; `speaker` is 0..num_speakers-1 in order of first appearance. */
+  turns: { start: number; end: number; speaker: number }[];
 }
 
 export interface ProbeResult {

@@ -32,6 +32,9 @@ const ConfigSchema = z.object({
   use_refinement: z.boolean().default(false),
   use_insight: z.boolean().default(false),
   insight: z.object({ prompt: z.string().max(2000).optional() }).default({}),
+  // Beyond the spec (docs/extras.md): where to POST {id, status} when the job is final. The address checks that
+  // depend on the server's settings are in src/callbacks/ssrf.ts.
+  callback_url: z.string().max(2048, "must be at most 2048 characters").optional(),
 });
 
 export type JobConfig = z.infer<typeof ConfigSchema> & { language: "ko" | "ja" | "detect" | "multi" };

@@ -49,6 +49,14 @@ export async function renewLease(store: Store, jobId: string, lease: Lease, prog
   return Number(r.numUpdatedRows) > 0;
 }
 
+/** Set in the same statement as the completion (docs/enterprise.md): the refinement phase starts queued (or
+ * failed with refiner_enqueue_failed), so a completed job never lacks its refine_status. */
+export interface CompletionAddons {
+  refine_status?: "queued" | "failed";
+  refine_error?: "refiner_enqueue_failed";
+  insight_error?: string | null;
+}
+
 export async function completeJob(
   store: Store,
   jobId: string,
@@ -56,6 +64,7 @@ export async function completeJob(
   result: unknown,
   retentionMs: number,
   now = Date.now(),
+  addons: CompletionAddons = {},
 ): Promise<boolean> {
   const r = await store.db
     .updateTable("jobs")
@@ -67,6 +76,7 @@ export async function completeJob(
       lease_until: null,
       finished_at: now,
       expires_at: now + retentionMs,
+      ...addons,
     })
     .where("id", "=", jobId)
     .where("locked_by", "=", workerId)

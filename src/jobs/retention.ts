@@ -19,7 +19,8 @@ export async function sweepExpired(store: Store, blobs: BlobStore, now = Date.no
       .selectFrom("jobs")
       .select("id")
       .where("blob_key", "=", key)
-      .where("state", "in", ["queued", "running"])
+      // A completed job keeps its audio while its refinement is pending (docs/enterprise.md).
+      .where((eb) => eb.or([eb("state", "in", ["queued", "running"]), eb("refine_status", "in", ["queued", "processing"])]))
       .executeTakeFirst();
     if (!live) {
       await blobs.remove(key);

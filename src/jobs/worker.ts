@@ -9,8 +9,22 @@ import { runPipeline } from "../pipeline/run.js";
 import type { BlobStore } from "../storage/blobs.js";
 import type { Store } from "../storage/db.js";
 import type { JobRow } from "../storage/jobs.js";
+import { insightForJob, type LlmBackend } from "../insight/index.js";
+import { claimRefinements, reapRefinements, releaseRefinement } from "../refine/queue.js";
+import type { RefinerSettings } from "../refine/refiner.js";
+import { runRefinement } from "../refine/runner.js";
 import type { JobConfig } from "./jobConfig.js";
-import { claimJobs, completeJob, failJob, reapExpired, releaseJob, renewLease, type JobFailure, type Lease } from "./queue.js";
+import {
+  claimJobs,
+  completeJob,
+  failJob,
+  reapExpired,
+  releaseJob,
+  renewLease,
+  type CompletionAddons,
+  type JobFailure,
+  type Lease,
+} from "./queue.js";
 
 export interface WorkerDeps {
   store: Store;
@@ -19,6 +33,12 @@ export interface WorkerDeps {
   models: ModelRegistry;
   config: Config;
   log: Logger;
+  /** Enterprise add-ons (docs/enterprise.md): the insight LLM (shared by the process's workers) and the refinement
+   * configuration; null where this deployment has none. */
+  insight?: LlmBackend | null;
+  refiner?: RefinerSettings | null;
+  /** Called, without waiting, when a job this worker ran became final (completed or failed): callbacks. */
+  onFinal?: (jobId: string) => void;
 }
 
 export class Worker {
@@ -26,6 +46,7 @@ export class Worker {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private current: JobRow | null = null;
+  private currentPhase: "base" | "refine" = "base";
   private readonly lease: Lease;
 
   constructor(
@@ -55,7 +76,8 @@ export class Worker {
     this.nudge();
     const finished = await Promise.race([this.loop?.then(() => true), sleep(graceMs).then(() => false)]);
     if (!finished && this.current) {
-      await releaseJob(this.deps.store, this.current.id, this.id).catch(() => {});
+      const release = this.currentPhase === "refine" ? releaseRefinement : releaseJob;
+      await release(this.deps.store, this.current.id, this.id).catch(() => {});
     }
     await this.deps.engine.stop();
   }
@@ -69,8 +91,26 @@ export class Worker {
           lastReap = Date.now();
           const r = await reapExpired(store, config.retentionS * 1000);
           if (r.requeued || r.failed) log.warn({ ...r }, "reaped jobs whose lease expired");
+          const rr = await reapRefinements(store);
+          if (rr.requeued || rr.failed) log.warn({ ...rr }, "reaped refinements whose lease expired");
         }
         const [job] = await claimJobs(store, this.lease, 1);
+        // Base jobs first: a refinement is claimed only when no base job waits (docs/enterprise.md, Scheduling).
+        const refinement = job || !this.refines() ? undefined : (await claimRefinements(store, this.lease, 1))[0];
+        if (refinement) {
+          this.current = refinement;
+          this.currentPhase = "refine";
+          await runRefinement(refinement, this.lease, {
+            store,
+            blobs: this.deps.blobs,
+            engine: this.deps.engine,
+            settings: this.deps.refiner!,
+            maxAudioS: config.maxAudioS,
+            timeoutFactor: config.engineTimeoutFactor,
+            log,
+          });
+          continue;
+        }
         if (!job) {
           await new Promise<void>((r) => {
             this.wake = r;
@@ -80,6 +120,7 @@ export class Worker {
           continue;
         }
         this.current = job;
+        this.currentPhase = "base";
         await this.process(job);
       } catch (err) {
         // The store being unreachable must not end the loop: log, back off, try again.
@@ -89,6 +130,10 @@ export class Worker {
         this.current = null;
       }
     }
+  }
+
+  private refines(): boolean {
+    return Boolean(this.deps.refiner && this.deps.config.refine.enabled && this.deps.config.refine.claim);
   }
 
   private async process(job: JobRow): Promise<void> {
@@ -109,25 +154,48 @@ export class Worker {
 
     try {
       if (!job.blob_key) throw new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false });
-      const results = await runPipeline(
-        { config: JSON.parse(job.config) as JobConfig, audioPath: blobs.pathOf(job.blob_key), maxAudioS: config.maxAudioS },
+      const jobConfig = JSON.parse(job.config) as JobConfig;
+      const results: Awaited<ReturnType<typeof runPipeline>> & { insight?: unknown } = await runPipeline(
+        { config: jobConfig, audioPath: blobs.pathOf(job.blob_key), maxAudioS: config.maxAudioS },
         { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress: (f) => (progress = f) },
         job.audio_s,
       );
+      const addons: CompletionAddons = {};
+      if (jobConfig.use_insight) {
+        // The spec puts insight in the base result at completion, so `completed` waits for it; a failure gives
+        // `insight: []` and the transcription completes all the same (docs/enterprise.md).
+        const insightStarted = Date.now();
+        const { insight, error } = await insightForJob(
+          { utterances: results.utterances, language: jobConfig.language, prompt: jobConfig.insight?.prompt, keywords: jobConfig.keywords },
+          this.deps.insight ?? null,
+          config.insight.timeoutS * 1000,
+        );
+        results.insight = insight;
+        addons.insight_error = error;
+        if (error) jlog.warn({ reason: error }, "insight failed; the job completes with insight []");
+        else jlog.info({ elapsed_s: (Date.now() - insightStarted) / 1000 }, "insight generated");
+      }
+      const refine = jobConfig.use_refinement;
+      if (refine) {
+        Object.assign(addons, config.refine.enabled && this.deps.refiner ? { refine_status: "queued" } : { refine_status: "failed", refine_error: "refiner_enqueue_failed" });
+      }
       clearInterval(heartbeat);
-      if (lost || !(await completeJob(store, job.id, this.id, results, config.retentionS * 1000))) {
+      if (lost || !(await completeJob(store, job.id, this.id, results, config.retentionS * 1000, Date.now(), addons))) {
         jlog.warn("lease lost before completion; result discarded (another worker owns the job)");
         return;
       }
       const elapsed = (Date.now() - started) / 1000;
       jlog.info({ elapsed_s: elapsed, rtf: job.audio_s ? elapsed / job.audio_s : null, utterances: results.utterances.length }, "job completed");
-      await blobs.remove(job.blob_key);
+      this.deps.onFinal?.(job.id);
+      // A queued refinement re-decodes the audio; it deletes the audio once it is final (src/refine/runner.ts).
+      if (addons.refine_status !== "queued") await blobs.remove(job.blob_key);
     } catch (err) {
       clearInterval(heartbeat);
       const f = toFailure(err);
       jlog.warn({ code: f.code, reason: f.message }, "job attempt failed");
       const outcome = await failJob(store, job, this.id, { ...f, message: hidePaths(f.message, job.blob_key ? blobs.pathOf(job.blob_key) : null) }, config.retentionS * 1000);
       jlog.info({ outcome }, "job attempt recorded");
+      if (outcome === "failed") this.deps.onFinal?.(job.id);
       if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
     }
   }

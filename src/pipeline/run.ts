@@ -5,6 +5,9 @@ import { toWhisperLanguage, WHISPER_LANGUAGES } from "../engine/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import type { JobConfig } from "../jobs/jobConfig.js";
+import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
+import { speakerUtterances } from "../diarization/index.js";
+import { transcribeChannels } from "./channels.js";
 import { toUtterances, type Utterance } from "./utterances.js";
 
 export interface PipelineInput {
@@ -29,14 +32,15 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
   const fixed = config.language === "ko" || config.language === "ja";
   return {
     audio_path: audioPath,
-    model: models[config.model_name],
+    // domain CALL (telephone audio) decodes without the VAD: docs/text.md has the measurement.
+    model: config.domain === "CALL" ? { ...models[config.model_name], vad: false } : models[config.model_name],
     language_mode: fixed ? "fixed" : config.language === "detect" ? "detect" : "multi",
     language: fixed ? config.language : null,
     // Without candidates, all languages that have an ISO 639-1 code: Whisper could otherwise answer `haw`.
     language_candidates: fixed ? null : (config.language_candidates ?? [...WHISPER_LANGUAGES]).map(toWhisperLanguage),
-    word_timestamps: config.use_word_timestamp,
-    initial_prompt: null,
-    hotwords: null,
+    // Diarization assigns each word to a speaker, so it needs the words even when the client did not ask for them.
+    word_timestamps: needsWords(config) || config.use_diarization,
+    ...decoderHints(config),
     max_duration_s: maxAudioS,
   };
 }
@@ -44,10 +48,33 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
 export async function runPipeline(input: PipelineInput, deps: PipelineDeps, audioSeconds: number | null): Promise<JobResults> {
   const params = engineParams(input.config, input.audioPath, deps.models, input.maxAudioS);
   const budgetS = audioSeconds ?? input.maxAudioS;
+  if (input.config.use_multi_channel) {
+    // A channel per speaker: transcribed channel by channel, spk = channel index, no diarization (so no words
+    // are needed for it).
+    const recognized = await transcribeChannels(deps.engine, { ...params, word_timestamps: needsWords(input.config) }, {
+      wordTimestamps: needsWords(input.config),
+      timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
+      onProgress: deps.onProgress,
+    });
+    return { utterances: applyTextOptions(recognized, input.config) };
+  }
+  const diarizing = input.config.use_diarization;
+  const onProgress = deps.onProgress;
   const raw = await deps.engine.transcribe(params, {
-    onProgress: deps.onProgress,
+    // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
+    onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
     timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
   });
-  const utterances = toUtterances(raw.segments, { wordTimestamps: input.config.use_word_timestamp });
-  return { utterances };
+  const wordTimestamps = needsWords(input.config);
+  let recognized: Utterance[];
+  if (diarizing) {
+    const { turns } = await deps.engine.diarize(
+      { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
+      { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
+    );
+    recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
+  } else {
+    recognized = toUtterances(raw.segments, { wordTimestamps });
+  }
+  return { utterances: applyTextOptions(recognized, input.config) };
 }

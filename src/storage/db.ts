@@ -7,6 +7,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from
 import pg from "pg";
 import type { Database } from "./schema.js";
 import * as m001 from "./migrations/001_initial.js";
+import * as m002 from "./migrations/002_refinement.js";
+import * as m003 from "./migrations/003_extras.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -17,7 +19,7 @@ export interface Store {
 }
 
 // Numbered migrations, applied in order; a new one is a new file here, never an edit of an old one.
-const MIGRATIONS = { "001_initial": m001 };
+const MIGRATIONS = { "001_initial": m001, "002_refinement": m002, "003_extras": m003 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,
 // well inside JavaScript's safe integer range.

@@ -3,6 +3,8 @@ import type { Generated } from "kysely";
 
 export type JobState = "queued" | "running" | "completed" | "failed";
 
+export type RefineStatus = "queued" | "processing" | "completed" | "failed";
+
 export interface ClientsTable {
   id: string;
   name: string;
@@ -40,6 +42,19 @@ export interface JobsTable {
   finished_at: number | null;
   expires_at: number | null;
   expired: number;
+  /** Set by DELETE /v1/transcribe/{id} (migration 003): the row stays for quota accounting, reads answer 404. */
+  deleted_at: number | null;
+  /** Refinement phase (migration 002, docs/enterprise.md): null when refinement was not requested. */
+  refine_status: RefineStatus | null;
+  /** JSON `{utterances}` once refine_status is completed. */
+  refine_result: string | null;
+  /** refiner_enqueue_failed | refiner_input_unavailable | refiner_failed once refine_status is failed. */
+  refine_error: string | null;
+  refine_locked_by: string | null;
+  refine_lease_until: number | null;
+  refine_attempts: number | null;
+  /** Why insight generation failed (logs and operators only; the read shows `insight: []`). */
+  insight_error: string | null;
 }
 
 export interface Database {

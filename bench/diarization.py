@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Diarization error rate, speaker-count accuracy and real-time factor of the engine's `diarize` path.
+
+Run from the repository root (takes a few minutes on 2 cores):
+
+    .venv/bin/python bench/diarization.py                 # everything, default settings
+    .venv/bin/python bench/diarization.py --json /tmp/diar.json --set one_speaker_sim=0.9 --set step_s=0.5
+
+Two kinds of test audio, both read from ../shared/testdata (nothing is written into the repository):
+
+1. The multi-speaker recordings with reference turns (`multi/*.rttm`; a `.uem` restricts scoring to its region):
+   deeply_ko_dialogue_constructed (2 Korean speakers), pyannote_sample (2), pyannote_dev00/01 (AMI excerpts),
+   picovoice_falcon_test (3, coarse turns).
+2. Built "calls": utterances of known, different speakers, energy-trimmed (±50 ms) and laid end to end with 0.2–1.2 s
+   gaps of faint noise, so the true turns are known exactly.
+   - `call2-*`: two-party Korean calls, 14 alternating turns of speakers sub1001a and sub1001b (the two speakers of
+     the ko/deeply_* files, see MANIFEST_DETAILS), both in one room (one call per room of the corpus), or each in a
+     room of their own (a phone call's two ends);
+   - `mix{1,2,3,4}-*`: 1–4 speakers drawn from {ko sub1001a, ko sub1001b, en JFK, en LibriSpeech speaker}, cut into
+     2–6 s pieces, shuffled turns (for speaker-count accuracy).
+
+Each file is diarized twice: with `spk_count` = the true count, and with `spk_count` = 0 (estimated). Printed:
+
+    DER      diarization error rate = (missed + false alarm + confusion) / reference speech, frame-based at 10 ms,
+             speakers mapped one-to-one by the assignment that maximises overlap (Hungarian). `c0.25`: the 0.25 s
+             around every reference boundary is not scored (the usual collar); `c0`: everything scored. Overlapped
+             reference speech counts once per speaker (the hypothesis never has overlap, so it is a miss).
+    est      the estimated number of speakers (spk_count 0); `count accuracy` = files where est == truth, also over
+             the real one-speaker recordings (ko/deeply_*, en/*), where a split is the typical failure.
+    RTF      diarization wall time / audio duration (VAD + embeddings + clustering; the audio is decoded beforehand),
+             the LSTM on one BLAS thread. Wall time depends on what else runs on the machine; the closing line also
+             gives CPU time / audio duration (all threads of the process), which does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from dataclasses import fields, replace
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "engine"))
+
+from sori_engine import audio as audio_mod  # noqa: E402
+from sori_engine.diarize import DEFAULT_CONFIG, DiarizeConfig, diarize_samples  # noqa: E402
+
+TESTDATA = ROOT.parent / "shared" / "testdata"
+SR = 16000
+FRAME = 0.01
+
+Ref = list[tuple[float, float, str]]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scoring
+
+
+def der(ref: Ref, hyp: list[tuple[float, float, int]], collar: float, uem: tuple[float, float] | None) -> dict:
+    end = max([e for _, e, _ in ref] + [e for _, e, _ in hyp] + [uem[1] if uem else 0.0]) + 1
+    n = int(np.ceil(end / FRAME))
+    ref_ids = sorted({s for _, _, s in ref})
+    hyp_ids = sorted({s for _, _, s in hyp})
+    r = np.zeros((n, max(1, len(ref_ids))), dtype=bool)
+    h = np.zeros((n, max(1, len(hyp_ids))), dtype=bool)
+    for s, e, spk in ref:
+        r[int(round(s / FRAME)) : int(round(e / FRAME)), ref_ids.index(spk)] = True
+    for s, e, spk in hyp:
+        h[int(round(s / FRAME)) : int(round(e / FRAME)), hyp_ids.index(spk)] = True
+    scored = np.ones(n, dtype=bool)
+    if uem:
+        scored[:] = False
+        scored[int(round(uem[0] / FRAME)) : int(round(uem[1] / FRAME))] = True
+    if collar > 0:
+        c = int(round(collar / FRAME))
+        for s, e, _ in ref:
+            for b in (int(round(s / FRAME)), int(round(e / FRAME))):
+                scored[max(0, b - c) : b + c] = False
+    r, h = r[scored], h[scored]
+    overlap = r.T.astype(np.int64) @ h.astype(np.int64)
+    ri, hi = linear_sum_assignment(-overlap)
+    correct = overlap[ri, hi].sum()
+    n_ref, n_hyp = r.sum(axis=1), h.sum(axis=1)
+    total = n_ref.sum()
+    miss = np.maximum(0, n_ref - n_hyp).sum()
+    fa = np.maximum(0, n_hyp - n_ref).sum()
+    conf = np.minimum(n_ref, n_hyp).sum() - correct
+    return {
+        "der": float((miss + fa + conf) / max(total, 1)),
+        "miss": float(miss / max(total, 1)),
+        "fa": float(fa / max(total, 1)),
+        "conf": float(conf / max(total, 1)),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data
+
+
+def read_rttm(path: Path) -> Ref:
+    out = []
+    for line in path.read_text().splitlines():
+        p = line.split()
+        if p and p[0] == "SPEAKER":
+            out.append((float(p[3]), float(p[3]) + float(p[4]), p[7]))
+    return out
+
+
+def recordings() -> list[tuple[str, np.ndarray, Ref, tuple[float, float] | None]]:
+    out = []
+    for rttm in sorted((TESTDATA / "multi").glob("*.rttm")):
+        wav = rttm.with_suffix(".wav")
+        uem_path = rttm.with_suffix(".uem")
+        uem = None
+        if uem_path.exists():
+            p = uem_path.read_text().split()
+            uem = (float(p[2]), float(p[3]))
+        samples = audio_mod.decode(str(wav))
+        if uem:
+            samples = samples[: int(uem[1] * SR)]
+        out.append((rttm.stem, samples, read_rttm(rttm), uem))
+    return out
+
+
+def _trim(x: np.ndarray) -> np.ndarray:
+    """Energy trim: drop leading/trailing 10 ms frames below 5 % of the peak frame RMS, keep ±50 ms."""
+    f = 160
+    n = len(x) // f
+    if n == 0:
+        return x
+    rms = np.sqrt(np.mean(x[: n * f].reshape(n, f) ** 2, axis=1))
+    on = np.flatnonzero(rms > 0.05 * rms.max())
+    if on.size == 0:
+        return x
+    s, e = max(0, on[0] * f - 800), min(len(x), (on[-1] + 1) * f + 800)
+    return x[s:e]
+
+
+def _pieces(x: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    """Cut a long recording into 2–6 s pieces, each energy-trimmed."""
+    out, pos = [], 0
+    while pos < len(x) - SR:
+        n = int(rng.uniform(2, 6) * SR)
+        piece = _trim(x[pos : pos + n])
+        if len(piece) > 0.8 * SR:
+            out.append(piece)
+        pos += n
+    return out
+
+
+def speaker_pools(rng: np.random.Generator) -> dict[str, list[np.ndarray]]:
+    """Utterance pools by speaker and room: `ko_a@AnechoicChamber`, ..., plus `en_jfk` and `en_libri`."""
+    pools: dict[str, list[np.ndarray]] = {}
+    with open(TESTDATA / "MANIFEST_DETAILS.tsv") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            name, notes = row["local_file"], row["notes"]
+            if name.startswith("ko/deeply_") and "noise=none" in notes:
+                spk = "ko_a" if "speaker=sub1001a" in notes else "ko_b"
+                room = notes.split("room=")[1].split(";")[0]
+                pools.setdefault(f"{spk}@{room}", []).append(_trim(audio_mod.decode(str(TESTDATA / name))))
+    for key, name in (("en_jfk", "en/whisper_jfk.flac"), ("en_libri", "en/picovoice_leopard_test_en_librispeech.wav")):
+        pools[key] = _pieces(audio_mod.decode(str(TESTDATA / name)), rng)
+    return pools
+
+
+def single_speaker_files() -> list[tuple[str, np.ndarray]]:
+    """Real one-speaker recordings: every ko/deeply_* file (2–8 s each) and the en/ files (JFK, LibriSpeech, two
+    60 s earnings-call clips: MANIFEST_DETAILS says 1 speaker for the first; the second's transcript is one
+    continuous prepared statement)."""
+    names = sorted(p.relative_to(TESTDATA).as_posix() for p in (TESTDATA / "ko").glob("deeply_*.wav"))
+    names += sorted(p.relative_to(TESTDATA).as_posix() for p in (TESTDATA / "en").iterdir() if p.is_file())
+    return [(n, audio_mod.decode(str(TESTDATA / n))) for n in names]
+
+
+def build_call(
+    pools: dict[str, list[np.ndarray]], speakers: list[str], turns: int, rng: np.random.Generator
+) -> tuple[np.ndarray, Ref]:
+    parts, ref, t = [], [], 0.0
+    used = {s: list(rng.permutation(len(pools[s]))) for s in speakers}
+    order = []
+    for i in range(turns):  # every speaker at least once, first the listed order, then random without repeats
+        if i < len(speakers):
+            order.append(speakers[i])
+        else:
+            order.append(rng.choice([s for s in speakers if s != order[-1]] or speakers))
+    for spk in order:
+        if not used[spk]:
+            used[spk] = list(rng.permutation(len(pools[spk])))
+        piece = pools[spk][used[spk].pop()]
+        gap = np.float32(rng.normal(0, 0.002, int(rng.uniform(0.2, 1.2) * SR)))
+        parts.append(gap)
+        t += len(gap) / SR
+        parts.append(piece)
+        ref.append((t, t + len(piece) / SR, spk))
+        t += len(piece) / SR
+    parts.append(np.float32(rng.normal(0, 0.002, SR // 2)))
+    return np.concatenate(parts).astype(np.float32), ref
+
+
+def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
+    rng = np.random.default_rng(seed)
+    pools = speaker_pools(rng)
+    out: list[tuple[str, np.ndarray, Ref, None]] = []
+    # Two-party calls: both speakers recorded in the same room (as in a meeting), one call per room, and a
+    # "phone" call where each party is in a room of their own.
+    pairs = [(f"ko_a@{r}", f"ko_b@{r}") for r in ("AnechoicChamber", "AirbnbStudio", "DanceStudio")]
+    pairs += [("ko_a@AnechoicChamber", "ko_b@DanceStudio"), ("ko_a@AirbnbStudio", "ko_b@AnechoicChamber")]
+    for i, (a, b) in enumerate(pairs):
+        x, ref = build_call(pools, [a, b], 14, rng)
+        out.append((f"call2-{i}-{a.split('@')[1][:5]}-{b.split('@')[1][:5]}", x, ref, None))
+    a, b = "ko_a@AnechoicChamber", "ko_b@AnechoicChamber"
+    combos = {
+        1: [[a], ["ko_b@AirbnbStudio"], ["en_jfk"], ["en_libri"]],
+        2: [[a, "en_jfk"], [b, "en_libri"], ["en_jfk", "en_libri"]],
+        3: [[a, b, "en_jfk"], [a, "en_jfk", "en_libri"], [b, a, "en_libri"]],
+        4: [[a, b, "en_jfk", "en_libri"], ["en_libri", b, "en_jfk", a]],
+    }
+    for k, lst in combos.items():
+        for j, spks in enumerate(lst):
+            x, ref = build_call(pools, spks, 6 if k == 1 else 4 * k + 2, rng)
+            out.append((f"mix{k}-{j}", x, ref, None))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", help="write per-file results here")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--set", action="append", default=[], help="override a DiarizeConfig field, NAME=VALUE")
+    ap.add_argument("--only", choices=["recordings", "calls"], help="run one kind of test audio only")
+    args = ap.parse_args()
+    cfg = DEFAULT_CONFIG
+    types = {f.name: f.type for f in fields(DiarizeConfig)}
+    for kv in args.set:
+        name, value = kv.split("=", 1)
+        cfg = replace(cfg, **{name: (int(value) if types[name] in ("int", int) else float(value))})
+    print(f"config: {cfg}")
+
+    files: list = []
+    if args.only != "calls":
+        files += recordings()
+    if args.only != "recordings":
+        files += built_calls(args.seed)
+    diarize_samples(files[0][1][: 5 * SR], 0, cfg)  # warm-up: weights load, VAD session
+
+    rows = []
+    total_audio = total_time = total_cpu = 0.0
+    print(f"{'file':34} {'spk':>3} {'est':>3}  {'DER c0.25':>9} {'DER c0':>7}  {'est DER c0.25':>13}  {'RTF':>6}")
+    for name, samples, ref, uem in files:
+        truth = len({s for _, _, s in ref})
+        t0, c0 = time.perf_counter(), time.process_time()
+        fixed = diarize_samples(samples, truth, cfg)
+        t1, c1 = time.perf_counter(), time.process_time()
+        est = diarize_samples(samples, 0, cfg)
+        audio_s = len(samples) / SR
+        total_audio += audio_s
+        total_time += t1 - t0
+        total_cpu += c1 - c0
+        hyp_f = [(t.start, t.end, t.speaker) for t in fixed.turns]
+        hyp_e = [(t.start, t.end, t.speaker) for t in est.turns]
+        row = {
+            "file": name,
+            "speakers": truth,
+            "estimated": est.num_speakers,
+            "audio_s": audio_s,
+            "rtf": (t1 - t0) / audio_s,
+            "fixed_c025": der(ref, hyp_f, 0.25, uem),
+            "fixed_c0": der(ref, hyp_f, 0.0, uem),
+            "est_c025": der(ref, hyp_e, 0.25, uem),
+            "est_c0": der(ref, hyp_e, 0.0, uem),
+        }
+        rows.append(row)
+        print(
+            f"{name:34} {truth:3} {est.num_speakers:3}  {row['fixed_c025']['der']:9.1%} {row['fixed_c0']['der']:7.1%}"
+            f"  {row['est_c025']['der']:13.1%}  {row['rtf']:6.3f}",
+            flush=True,
+        )
+
+    def agg(sel: list[dict], key: str) -> str:
+        return f"{np.mean([r[key]['der'] for r in sel]):.1%}" if sel else "-"
+
+    print()
+    groups = {
+        "recordings": [r for r in rows if not r["file"].startswith(("call", "mix"))],
+        "built 2-party calls": [r for r in rows if r["file"].startswith("call2")],
+        "built mixes": [r for r in rows if r["file"].startswith("mix")],
+    }
+    for gname, sel in groups.items():
+        if sel:
+            print(
+                f"{gname:22} mean DER, spk_count given: c0.25 {agg(sel, 'fixed_c025')}, c0 {agg(sel, 'fixed_c0')}; "
+                f"estimated: c0.25 {agg(sel, 'est_c025')}, c0 {agg(sel, 'est_c0')}"
+            )
+    for k in (1, 2, 3, 4):
+        sel = [r for r in rows if r["speakers"] == k]
+        if sel:
+            ok = sum(r["estimated"] == k for r in sel)
+            print(f"count accuracy, {k} speakers: {ok}/{len(sel)}")
+    sel = [r for r in rows if 2 <= r["speakers"] <= 4]
+    print(f"count accuracy, 2-4 speakers: {sum(r['estimated'] == r['speakers'] for r in sel)}/{len(sel)}")
+    if args.only != "recordings":
+        singles = single_speaker_files()
+        counts = [diarize_samples(x, 0, cfg).num_speakers for _, x in singles]
+        wrong = [f"{name}={k}" for (name, _), k in zip(singles, counts) if k != 1]
+        print(f"count accuracy, single-speaker recordings (ko/deeply_*, en/*): {counts.count(1)}/{len(counts)}"
+              + (f" (wrong: {', '.join(wrong)})" if wrong else ""))
+    print(
+        f"RTF (spk_count given): wall {total_time / total_audio:.3f}, CPU time {total_cpu / total_audio:.3f} "
+        f"over {total_audio:.0f} s of audio"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"config": str(cfg), "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

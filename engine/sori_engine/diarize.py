@@ -1,0 +1,373 @@
+"""Speaker diarization: who spoke when, on CPU, with no token and no hub.
+
+Pipeline (docs/diarization.md has the measurements behind each number):
+
+1. Silero VAD (the copy faster-whisper ships) finds speech regions, with short silences kept as boundaries.
+2. A mel spectrogram of the whole file; windows of `window_s` every `step_s` inside each speech region (a region
+   shorter than a window is one window of its own length, if at least `min_window_s`).
+3. Each window is embedded by the d-vector encoder (speaker_model.py).
+4. The windows are clustered (clustering lives here, next to the embeddings, because scikit-learn does):
+   - `spk_count` > 0: spectral clustering of the cosine affinity into exactly min(spk_count, windows) clusters;
+   - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral
+     clusterings for k = 2..max_speakers on file-centred embeddings), then spectral clustering into k; clusters
+     holding less than `min_cluster_share` of the windows or less than `min_speaker_s` of speech are folded into
+     their nearest cluster.
+5. Each 10 ms frame of speech takes the label with the most (centre-weighted) votes of the windows covering it;
+   runs shorter than `min_turn_s` are absorbed by their neighbours; turns are the remaining runs.
+
+The engine returns turns with cluster ids in order of first appearance; assigning words to turns and splitting
+utterances is the TypeScript side's job (src/diarization/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import audio as audio_mod
+from .protocol import MODEL_LOAD_FAILED, EngineError
+from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
+
+FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
+
+
+@dataclass(frozen=True)
+class DiarizeConfig:
+    window_s: float = 1.5
+    step_s: float = 0.25
+    min_window_s: float = 0.4
+    max_speakers: int = 8
+    one_speaker_sim: float = 0.91  # centroid cosine of a 2-way split above which the file is one speaker
+    min_cluster_share: float = 0.1
+    min_speaker_s: float = 3.0  # when estimating, a speaker needs this much speech (in windows × step_s)
+    max_cluster_windows: int = 1500
+    min_turn_s: float = 0.5
+    vad_threshold: float = 0.5
+    vad_min_silence_ms: int = 300
+    vad_pad_ms: int = 60
+    batch: int = 64
+
+
+DEFAULT_CONFIG = DiarizeConfig()
+
+
+@dataclass(frozen=True)
+class Turn:
+    start: float
+    end: float
+    speaker: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"start": round(self.start, 3), "end": round(self.end, 3), "speaker": self.speaker}
+
+
+@dataclass(frozen=True)
+class DiarizeResult:
+    duration_s: float
+    num_speakers: int
+    turns: list[Turn]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "duration_s": round(self.duration_s, 3),
+            "num_speakers": self.num_speakers,
+            "turns": [t.to_json() for t in self.turns],
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def speech_regions(samples: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int]]:
+    """Speech regions as (start_frame, end_frame) in 10 ms frames."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    opts = VadOptions(
+        threshold=cfg.vad_threshold,
+        min_silence_duration_ms=cfg.vad_min_silence_ms,
+        speech_pad_ms=cfg.vad_pad_ms,
+        min_speech_duration_ms=100,
+    )
+    out: list[tuple[int, int]] = []
+    for ts in get_speech_timestamps(samples, opts):
+        s, e = int(ts["start"]) // HOP, int(ts["end"]) // HOP
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def make_windows(regions: list[tuple[int, int]], cfg: DiarizeConfig) -> list[tuple[int, int]]:
+    """Embedding windows (start_frame, end_frame) covering every region; each at most window_s long."""
+    win = max(1, round(cfg.window_s / FRAME_S))
+    step = max(1, round(cfg.step_s / FRAME_S))
+    min_len = max(1, round(cfg.min_window_s / FRAME_S))
+    out: list[tuple[int, int]] = []
+    for s, e in regions:
+        length = e - s
+        if length < min_len:
+            continue
+        if length <= win:
+            out.append((s, e))
+            continue
+        starts = list(range(s, e - win + 1, step))
+        if starts[-1] + win < e:
+            starts.append(e - win)  # the tail gets a window of its own
+        out.extend((st, st + win) for st in starts)
+    return out
+
+
+def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeConfig) -> np.ndarray:
+    """One embedding per window; windows of equal length are batched together."""
+    try:
+        encoder = get_encoder()
+    except WeightsError as e:
+        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    out = np.zeros((len(windows), 256), dtype=np.float32)
+    by_len: dict[int, list[int]] = {}
+    for i, (s, e) in enumerate(windows):
+        by_len.setdefault(e - s, []).append(i)
+    for length, idx in by_len.items():
+        for b in range(0, len(idx), cfg.batch):
+            chunk = idx[b : b + cfg.batch]
+            batch = np.stack([mel[windows[i][0] : windows[i][0] + length] for i in chunk])
+            out[chunk] = encoder.embed(batch)
+    return out
+
+
+def _affinity(emb: np.ndarray) -> np.ndarray:
+    sim = np.clip(emb @ emb.T, 0.0, 1.0)  # embeddings are non-negative: cosine lies in [0, 1]
+    return (sim + sim.T) / 2
+
+
+def cluster(emb: np.ndarray, spk_count: int, cfg: DiarizeConfig) -> np.ndarray:
+    """Cluster labels for the windows' embeddings."""
+    n = emb.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if n == 1 or spk_count == 1:
+        return np.zeros(n, dtype=np.int64)
+    # Affinity matrices are n²: on a long file cluster an evenly spread subset, then give every window the speaker
+    # of the nearest cluster centroid.
+    sub = np.unique(np.linspace(0, n - 1, min(n, cfg.max_cluster_windows)).round().astype(np.int64))
+    e = emb[sub]
+    if spk_count > 0:
+        labels = _spectral(e, min(spk_count, e.shape[0]))
+    else:
+        k = estimate_count(e, cfg)
+        labels = np.zeros(e.shape[0], dtype=np.int64) if k == 1 else _spectral(e, k)
+        labels = _fold_small(e, labels, _min_cluster(e.shape[0], n, cfg))
+    if sub.shape[0] == n:
+        return labels
+    centroids = np.stack([e[labels == i].mean(axis=0) for i in range(int(labels.max()) + 1)])
+    return np.argmax(emb @ centroids.T, axis=1).astype(np.int64)
+
+
+def _centred(emb: np.ndarray) -> np.ndarray:
+    c = emb - emb.mean(axis=0)
+    return c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-8)
+
+
+def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
+    """The number of speakers, 1..max_speakers (docs/diarization.md, "Estimating the count").
+
+    1 when the two halves of a 2-way spectral split are nearly the same voice (centroid cosine > one_speaker_sim);
+    otherwise the k in 2..max_speakers whose spectral clustering has the best silhouette on the file-centred
+    embeddings. Centring (subtracting the file's mean embedding) removes what all windows share: room, channel,
+    level; the d-vectors are all non-negative, so raw cosines bunch up near 1. A k whose split leaves a cluster
+    under min_cluster_share of the windows is not a candidate.
+    """
+    from sklearn.metrics import silhouette_score
+
+    n = emb.shape[0]
+    min_size = _min_cluster(n, n, cfg)
+    if n < 3 or n < 2 * min_size:
+        return 1
+    two = _spectral(emb, 2)
+    if two.max() < 1:
+        return 1
+    c = np.stack([emb[two == i].mean(axis=0) for i in range(2)])
+    c /= np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-8)
+    if float(c[0] @ c[1]) > cfg.one_speaker_sim:
+        return 1
+    centred = _centred(emb)
+    dist = np.clip(1.0 - centred @ centred.T, 0.0, 2.0)
+    np.fill_diagonal(dist, 0.0)
+    best_k, best_score = 2, -np.inf
+    for k in range(2, min(cfg.max_speakers, n - 1) + 1):
+        labels = _fold_small(emb, _spectral(emb, k), min_size)
+        if int(labels.max()) + 1 != k:
+            continue
+        score = float(silhouette_score(dist, labels, metric="precomputed"))
+        if score > best_score:
+            best_k, best_score = k, score
+    return best_k
+
+
+def _spectral(emb: np.ndarray, k: int) -> np.ndarray:
+    from sklearn.cluster import SpectralClustering
+
+    n = emb.shape[0]
+    if k >= n:
+        return np.arange(n, dtype=np.int64)
+    aff = _affinity(emb)
+    model = SpectralClustering(n_clusters=k, affinity="precomputed", random_state=0, assign_labels="cluster_qr")
+    labels = model.fit_predict(aff).astype(np.int64)
+    _, labels = np.unique(labels, return_inverse=True)
+    return labels.astype(np.int64)
+
+
+def _min_cluster(n_sub: int, n_all: int, cfg: DiarizeConfig) -> float:
+    """Fewest windows (of n_sub clustered, out of n_all) a cluster needs to count as a speaker when estimating:
+    min_cluster_share of them, and min_speaker_s of speech. Short files thus come out as one speaker: on a few
+    seconds of speech this model's windows of one voice differ as much as two voices do (docs/diarization.md)."""
+    return max(2.0, cfg.min_cluster_share * n_sub, cfg.min_speaker_s / cfg.step_s * n_sub / max(n_all, 1))
+
+
+def _fold_small(emb: np.ndarray, labels: np.ndarray, min_size: float) -> np.ndarray:
+    """Merge clusters with fewer than min_size windows into the nearest large cluster (by centroid)."""
+    labels = labels.copy()
+    ids, counts = np.unique(labels, return_counts=True)
+    big = [i for i, c in zip(ids, counts) if c >= min_size]
+    if not big:
+        big = [ids[int(np.argmax(counts))]]
+    centroids = np.stack([emb[labels == b].mean(axis=0) for b in big])
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-8)
+    small = ~np.isin(labels, big)
+    if small.any():
+        labels[small] = np.asarray(big)[np.argmax(emb[small] @ centroids.T, axis=1)]
+    _, labels = np.unique(labels, return_inverse=True)
+    return labels.astype(np.int64)
+
+
+def frame_labels(
+    n_frames: int, regions: list[tuple[int, int]], windows: list[tuple[int, int]], labels: np.ndarray, k: int
+) -> np.ndarray:
+    """A speaker per 10 ms frame (-1: not speech). Votes are weighted towards each window's centre."""
+    votes = np.zeros((n_frames, max(k, 1)), dtype=np.float32)
+    for (s, e), lab in zip(windows, labels):
+        length = e - s
+        w = np.hanning(length + 2)[1:-1] if length > 2 else np.ones(length)
+        votes[s:e, lab] += w[: max(0, min(e, n_frames) - s)]
+    out = np.full(n_frames, -1, dtype=np.int64)
+    voted = votes.sum(axis=1) > 0
+    best = np.argmax(votes, axis=1)
+    voted_idx = np.flatnonzero(voted)
+    for s, e in regions:
+        e = min(e, n_frames)
+        if e <= s:
+            continue
+        if voted_idx.size == 0:
+            out[s:e] = 0
+            continue
+        frames = np.arange(s, e)
+        # Frames no window covers (a region too short to embed) take the nearest covered frame's speaker.
+        pos = np.clip(np.searchsorted(voted_idx, frames), 1, voted_idx.size - 1) if voted_idx.size > 1 else None
+        if pos is None:
+            nearest = np.full(frames.shape, voted_idx[0])
+        else:
+            left, right = voted_idx[pos - 1], voted_idx[pos]
+            nearest = np.where(np.abs(frames - left) <= np.abs(right - frames), left, right)
+        out[s:e] = np.where(voted[s:e], best[s:e], best[nearest])
+    return out
+
+
+def _runs(labels: np.ndarray) -> list[tuple[int, int, int]]:
+    """Runs of equal labels as (start, end, label), skipping -1."""
+    runs: list[tuple[int, int, int]] = []
+    if labels.size == 0:
+        return runs
+    change = np.flatnonzero(np.diff(labels)) + 1
+    bounds = np.concatenate([[0], change, [labels.size]])
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        lab = int(labels[s])
+        if lab >= 0:
+            runs.append((int(s), int(e), lab))
+    return runs
+
+
+def smooth(labels: np.ndarray, min_turn_frames: int) -> np.ndarray:
+    """Relabel speech runs shorter than min_turn_frames with the label of the adjacent run of the same region
+    (the longer neighbour), repeatedly, shortest first."""
+    labels = labels.copy()
+    for _ in range(1000):  # bounded: each pass removes at least one short run
+        runs = _runs(labels)
+        candidates = []
+        for i, (s, e, lab) in enumerate(runs):
+            if e - s >= min_turn_frames:
+                continue
+            left = runs[i - 1] if i > 0 and runs[i - 1][1] == s else None
+            right = runs[i + 1] if i + 1 < len(runs) and runs[i + 1][0] == e else None
+            if left is None and right is None:
+                continue  # a short region alone keeps its own label
+            candidates.append((e - s, i, left, right))
+        if not candidates:
+            break
+        _, i, left, right = min(candidates, key=lambda c: c[0])
+        s, e, _lab = runs[i]
+        pick = max((r for r in (left, right) if r is not None), key=lambda r: r[1] - r[0])
+        labels[s:e] = pick[2]
+    return labels
+
+
+def turns_from_labels(labels: np.ndarray) -> list[Turn]:
+    """Turns with speakers renumbered 0..N-1 in order of first appearance; adjacent same-speaker runs merged."""
+    order: dict[int, int] = {}
+    turns: list[Turn] = []
+    for s, e, lab in _runs(labels):
+        spk = order.setdefault(lab, len(order))
+        if turns and turns[-1].speaker == spk and abs(turns[-1].end - s * FRAME_S) < 1e-6:
+            turns[-1] = replace(turns[-1], end=e * FRAME_S)
+        else:
+            turns.append(Turn(start=s * FRAME_S, end=e * FRAME_S, speaker=spk))
+    return turns
+
+
+def diarize_samples(
+    samples: np.ndarray,
+    spk_count: int = 0,
+    cfg: DiarizeConfig = DEFAULT_CONFIG,
+    progress: Callable[[float], None] | None = None,
+) -> DiarizeResult:
+    duration = samples.shape[0] / SAMPLE_RATE
+    regions = speech_regions(samples, cfg)
+    if progress:
+        progress(0.2)
+    if not regions:
+        return DiarizeResult(duration_s=duration, num_speakers=0, turns=[])
+    # Resemblyzer's own preprocessing raises quiet recordings to -30 dBFS (never lowers); measure on speech only.
+    speech = np.concatenate([samples[s * HOP : e * HOP] for s, e in regions])
+    rms = float(np.sqrt(np.mean(np.square(speech, dtype=np.float64)))) if speech.size else 0.0
+    if 0 < rms < 10 ** (-30 / 20):
+        samples = samples * np.float32(10 ** (-30 / 20) / rms)
+    mel = mel_spectrogram(samples)
+    n_frames = mel.shape[0]
+    regions = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
+    windows = make_windows(regions, cfg)
+    if not windows:  # only very short bits of speech: one speaker, nothing to compare
+        labels = np.full(n_frames, -1, dtype=np.int64)
+        for s, e in regions:
+            labels[s:e] = 0
+        turns = turns_from_labels(labels)
+        return DiarizeResult(duration_s=duration, num_speakers=1 if turns else 0, turns=turns)
+    emb = embed_windows(mel, windows, cfg)
+    if progress:
+        progress(0.8)
+    win_labels = cluster(emb, spk_count, cfg)
+    k = int(win_labels.max()) + 1
+    labels = frame_labels(n_frames, regions, windows, win_labels, k)
+    labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
+    turns = turns_from_labels(labels)
+    return DiarizeResult(duration_s=duration, num_speakers=len({t.speaker for t in turns}), turns=turns)
+
+
+def diarize(
+    audio_path: str,
+    spk_count: int = 0,
+    max_duration_s: float | None = None,
+    progress: Callable[[float], None] | None = None,
+    cfg: DiarizeConfig = DEFAULT_CONFIG,
+) -> DiarizeResult:
+    samples = audio_mod.decode(audio_path, max_duration_s)
+    return diarize_samples(samples, spk_count, cfg, progress)

@@ -1,0 +1,201 @@
+"""The `refine` operation: re-decode given spans of a file with a stronger configuration and score each hypothesis.
+
+For every span the file's audio between `start - pad_s` and `end + pad_s` is decoded again with each configuration
+in `decodes` (beam size, patience, the previous span's text as decoder prompt, keyword hotwords). Every hypothesis,
+and the span's current text, is then scored the same way: the mean log-probability of its tokens under the
+model, by teacher forcing on that span's audio (CTranslate2's `align`). Scoring all texts on
+the same audio with the same function makes the scores comparable, which the decoders' own `avg_logprob` is not
+(the base decode saw other context). The worker keeps a hypothesis only when it scores better than the current
+text and its length is close to it (a hypothesis that stops before the speech does scores well per token).
+
+Request params (docs/engine.md, "refine"):
+    audio_path, model (as for transcribe), language (ISO 639-1, the utterance language),
+    spans: [{"start": s, "end": s, "text": str, "language": str|null}], pad_s (default 0.3),
+    decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool}] (default one beam-5 decode),
+    hotwords: str|null, max_duration_s: float|null
+Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}]}]}
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from faster_whisper import WhisperModel
+from faster_whisper.tokenizer import Tokenizer
+
+from . import audio as audio_io
+from . import models
+from .protocol import ModelConfig, bad_request, parse_model
+
+log = logging.getLogger(__name__)
+
+SR = audio_io.SAMPLE_RATE
+MAX_SPAN_S = 30.0  # one Whisper window: a longer span is not re-decoded (its hypotheses list is empty)
+
+
+@dataclass(frozen=True)
+class Decode:
+    beam_size: int = 5
+    patience: float = 1.0
+    prompt_previous: bool = False
+
+
+@dataclass(frozen=True)
+class Span:
+    start: float
+    end: float
+    text: str
+    language: str | None
+
+
+@dataclass(frozen=True)
+class RefineParams:
+    audio_path: str
+    model: ModelConfig
+    language: str
+    spans: tuple[Span, ...]
+    decodes: tuple[Decode, ...]
+    pad_s: float = 0.3
+    hotwords: str | None = None
+    max_duration_s: float | None = None
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_refine(params: Mapping[str, Any]) -> RefineParams:
+    audio_path = params.get("audio_path")
+    language = params.get("language")
+    if not isinstance(audio_path, str) or not audio_path:
+        raise bad_request("field audio_path must be a non-empty string")
+    if not isinstance(language, str) or not language:
+        raise bad_request("field language must be a non-empty string")
+    raw_spans = params.get("spans")
+    if not isinstance(raw_spans, list):
+        raise bad_request("field spans must be a list")
+    spans = []
+    for s in raw_spans:
+        if not isinstance(s, dict) or not _num(s.get("start")) or not _num(s.get("end")) or not isinstance(s.get("text"), str):
+            raise bad_request("each span must be {start: number, end: number, text: string}")
+        if s["end"] < s["start"]:
+            raise bad_request("a span ends before it starts")
+        lang = s.get("language")
+        spans.append(Span(float(s["start"]), float(s["end"]), s["text"], lang if isinstance(lang, str) and lang else None))
+    decodes = []
+    for d in params.get("decodes") or [{}]:
+        if not isinstance(d, dict):
+            raise bad_request("each decode must be an object")
+        beam = d.get("beam_size", 5)
+        patience = d.get("patience", 1.0)
+        if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not _num(patience) or patience <= 0:
+            raise bad_request("decode beam_size must be an integer >= 1 and patience a number > 0")
+        decodes.append(Decode(beam, float(patience), bool(d.get("prompt_previous", False))))
+    pad = params.get("pad_s", 0.3)
+    hotwords = params.get("hotwords")
+    max_duration = params.get("max_duration_s")
+    if not _num(pad) or pad < 0:
+        raise bad_request("field pad_s must be a number >= 0")
+    return RefineParams(
+        audio_path=audio_path,
+        model=parse_model(params.get("model")),
+        language=language,
+        spans=tuple(spans),
+        decodes=tuple(decodes),
+        pad_s=float(pad),
+        hotwords=hotwords if isinstance(hotwords, str) and hotwords else None,
+        max_duration_s=float(max_duration) if _num(max_duration) else None,
+    )
+
+
+def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[str, Any]:
+    model = models.get_model(req.model)
+    audio = audio_io.decode(req.audio_path, req.max_duration_s)
+    out: list[dict[str, Any]] = []
+    previous_text: str | None = None
+    for i, span in enumerate(req.spans):
+        language = span.language or req.language
+        if language not in model.supported_languages:
+            raise bad_request(f"unsupported language code for this model: {language}")
+        lo = max(0, int((span.start - req.pad_s) * SR))
+        hi = min(audio.shape[0], int((span.end + req.pad_s) * SR))
+        samples = audio[lo:hi]
+        if samples.size == 0 or (hi - lo) / SR > MAX_SPAN_S:
+            out.append({"current_score": None, "hypotheses": []})
+            previous_text = span.text
+            continue
+        tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+        features = model.feature_extractor(samples)
+        encoder_output = model.encode(_pad(features, model))
+        num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
+        votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
+        for d in req.decodes:
+            text = _decode(model, samples, language, d, previous_text if d.prompt_previous else None, req.hotwords)
+            if text:
+                votes[text] = votes.get(text, 0) + 1
+        texts = [span.text, *votes]
+        scores = _score(model, tokenizer, encoder_output, num_frames, texts)
+        out.append(
+            {
+                "current_score": scores[0],
+                "hypotheses": [{"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:])],
+            }
+        )
+        previous_text = span.text
+        emit_progress((i + 1) / len(req.spans))
+    return {"spans": out}
+
+
+def _pad(features: np.ndarray, model: WhisperModel) -> Any:
+    from faster_whisper.audio import pad_or_trim
+
+    return pad_or_trim(features[..., : model.feature_extractor.nb_max_frames])
+
+
+def _decode(
+    model: WhisperModel, samples: np.ndarray, language: str, d: Decode, prompt: str | None, hotwords: str | None
+) -> str:
+    segments, _ = model.transcribe(
+        samples,
+        language=language,
+        task="transcribe",
+        beam_size=d.beam_size,
+        patience=d.patience,
+        condition_on_previous_text=False,
+        initial_prompt=prompt,
+        hotwords=hotwords if prompt is None else None,  # faster-whisper uses hotwords only without a prompt
+        # With timestamps, as the base pass decodes: the decoder then ends the text where the speech ends, and writes
+        # punctuation the same way (a no-timestamps decode tends to stop early, and its per-token score flatters that).
+        without_timestamps=False,
+        vad_filter=False,
+    )
+    return " ".join(s.text.strip() for s in segments if s.text.strip()).strip()
+
+
+def _score(
+    model: WhisperModel, tokenizer: Tokenizer, encoder_output: Any, num_frames: int, texts: list[str]
+) -> list[float | None]:
+    """Mean log-probability of each text's tokens given the span's audio (teacher forcing, no timestamps).
+
+    The end-of-text token is not scored: CTranslate2's `align` reports no usable probability for it, so a
+    hypothesis that stops early is caught by the worker's length check instead."""
+    token_lists = [tokenizer.encode(" " + t.strip()) for t in texts]
+    scores: list[float | None] = []
+    for tokens in token_lists:
+        if not tokens:
+            scores.append(None)
+            continue
+        start = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        result = model.model.align(encoder_output, start, [tokens], num_frames)[0]
+        probs = np.asarray(result.text_token_probs, dtype=np.float64)
+        if probs.size == 0:
+            scores.append(None)
+            continue
+        value = float(np.mean(np.log(np.clip(probs, 1e-12, 1.0))))
+        scores.append(round(value, 4) if math.isfinite(value) else None)
+    return scores

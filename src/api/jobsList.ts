@@ -1,0 +1,93 @@
+// GET /v1/transcribe (the caller's jobs, newest first, cursor pagination) and DELETE /v1/transcribe/{id} (audio and
+// results removed now; later reads answer 404 H0004). Tenant-scoped like the read; docs/extras.md has the bodies.
+import type { FastifyInstance } from "fastify";
+import { ApiError } from "../errors.js";
+import { deleteJob, listJobs } from "../storage/jobList.js";
+import type { JobRow } from "../storage/jobs.js";
+import type { JobState } from "../storage/schema.js";
+import { requireClient } from "./auth.js";
+import { findOwnJob, isExpired, takeRead } from "./jobAccess.js";
+
+export const LIST_DEFAULT_LIMIT = 20;
+export const LIST_MAX_LIMIT = 100;
+
+const STATUS_STATES: Record<string, JobState[]> = {
+  transcribing: ["queued", "running"],
+  completed: ["completed"],
+  failed: ["failed"],
+};
+
+export interface ListItem {
+  id: string;
+  status: "transcribing" | "completed" | "failed";
+  created_at: string;
+  finished_at: string | null;
+  expires_at: string | null;
+  expired: boolean;
+  audio_duration_ms: number | null;
+  error?: { code: string };
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function listItem(job: JobRow): ListItem {
+  const status = job.state === "queued" || job.state === "running" ? "transcribing" : job.state;
+  const item: ListItem = {
+    id: job.id,
+    status,
+    created_at: new Date(job.created_at).toISOString(),
+    finished_at: iso(job.finished_at),
+    expires_at: iso(job.expires_at),
+    expired: status !== "transcribing" && isExpired(job),
+    audio_duration_ms: job.audio_s === null ? null : Math.round(job.audio_s * 1000),
+  };
+  if (job.state === "failed") item.error = { code: job.error_code ?? "E500" };
+  return item;
+}
+
+// The cursor is opaque to clients: the seq of the last job of the page, so pages stay stable while jobs are added.
+const encodeCursor = (seq: number): string => Buffer.from(`s:${seq}`).toString("base64url");
+function decodeCursor(cursor: string): number {
+  const m = /^s:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!m || cursor.length > 40) throw new ApiError("H0001", "cursor is not one this server gave out");
+  return Number(m[1]);
+}
+
+export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
+  app.addHook("onRequest", requireClient);
+
+  app.get<{ Querystring: { status?: string; limit?: string; cursor?: string } }>("/v1/transcribe", async (req) => {
+    const client = req.client!;
+    const { status, limit: limitText, cursor } = req.query;
+    if (status !== undefined && !(status in STATUS_STATES)) {
+      throw new ApiError("H0001", `status must be one of ${Object.keys(STATUS_STATES).join(", ")}`);
+    }
+    const limit = limitText === undefined ? LIST_DEFAULT_LIMIT : Number(limitText);
+    if (!/^\d{1,3}$/.test(limitText ?? "1") || !Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
+      throw new ApiError("H0001", `limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`);
+    }
+    const beforeSeq = cursor === undefined || cursor === "" ? undefined : decodeCursor(cursor);
+    takeRead(app, client);
+    // One row more than asked tells whether another page follows.
+    const rows = await listJobs(app.sori.store, {
+      clientId: client.id,
+      states: status === undefined ? undefined : STATUS_STATES[status],
+      beforeSeq,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { transcribes: page.map(listItem), next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null };
+  });
+
+  app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {
+    const client = req.client!;
+    takeRead(app, client);
+    const job = await findOwnJob(app, client, req.params.id, { expired: "allow" });
+    const gone = await deleteJob(app.sori.store, job.id);
+    if (!gone) throw new ApiError("H0004", "no transcription with this id");
+    if (gone.blobKey) await app.sori.blobs.remove(gone.blobKey);
+    req.log.info({ job_id: job.id, client_id: client.id, state: job.state }, "job deleted");
+    return { id: job.id, deleted: true };
+  });
+}

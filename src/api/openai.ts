@@ -1,0 +1,286 @@
+// POST /v1/audio/transcriptions: OpenAI's transcription endpoint, so OpenAI SDKs and tools work against sori with
+// only a base URL and a token from /v1/authenticate (docs/extras.md). The request becomes an ordinary job (same
+// queue, workers, limits and retention, listed by GET /v1/transcribe); the call waits for it and answers in
+// OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code.
+import fs from "node:fs";
+import { randomBytes } from "node:crypto";
+import { pipeline } from "node:stream/promises";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { containerDuration } from "../audio/duration.js";
+import { detectFormat } from "../audio/format.js";
+import { WHISPER_LANGUAGES } from "../engine/languages.js";
+import { ApiError } from "../errors.js";
+import { renderExport } from "../export/formats.js";
+import { parseJobConfig } from "../jobs/jobConfig.js";
+import type { Utterance } from "../pipeline/utterances.js";
+import { getJob, insertJob, type JobRow } from "../storage/jobs.js";
+import { checkBeforeUpload, checkQuotaFor } from "./admission.js";
+import { requireClient } from "./auth.js";
+import { toApiError } from "./server.js";
+import { closeAfterAnswer } from "./transcribe.js";
+
+export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;
+export type OpenAiFormat = (typeof OPENAI_FORMATS)[number];
+
+/** OpenAI model names and what sori runs for them. */
+export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
+  "whisper-1": "whisper",
+  "gpt-4o-transcribe": "whisper",
+  "gpt-4o-mini-transcribe": "whisper",
+  whisper: "whisper",
+  sommers: "sommers",
+};
+
+/** Longest a call waits for its job (queue wait included) before answering E500 with the job id to read later. */
+const MAX_WAIT_MS = 30 * 60_000;
+
+export interface OpenAiRequest {
+  model: string | undefined;
+  language: string | undefined;
+  prompt: string | undefined;
+  response_format: string | undefined;
+  temperature: string | undefined;
+  timestamp_granularities: string[];
+  stream: string | undefined;
+}
+
+/** The job config for an OpenAI request: the OpenAI fields checked, then the spec's config rules (H0001). */
+export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parseJobConfig>; format: OpenAiFormat; words: boolean; segments: boolean } {
+  if (!r.model) throw new ApiError("H0001", "model is required (whisper-1, whisper or sommers)");
+  const model = OPENAI_MODELS[r.model];
+  if (!model) throw new ApiError("H0001", `model must be one of ${Object.keys(OPENAI_MODELS).join(", ")}`);
+  const format = (r.response_format ?? "json") as OpenAiFormat;
+  if (!OPENAI_FORMATS.includes(format)) throw new ApiError("H0001", `response_format must be one of ${OPENAI_FORMATS.join(", ")}`);
+  if (r.stream === "true") throw new ApiError("H0001", "stream is not supported: sori answers once the transcription is complete");
+  if (r.temperature !== undefined) {
+    const t = Number(r.temperature);
+    if (r.temperature.trim() === "" || !Number.isFinite(t) || t < 0 || t > 1) throw new ApiError("H0001", "temperature must be a number from 0 to 1");
+  }
+  for (const g of r.timestamp_granularities) {
+    if (g !== "word" && g !== "segment") throw new ApiError("H0001", "timestamp_granularities[] must be word or segment");
+  }
+  const words = r.timestamp_granularities.includes("word");
+  if (r.timestamp_granularities.length > 0 && format !== "verbose_json") {
+    throw new ApiError("H0001", "timestamp_granularities[] requires response_format verbose_json");
+  }
+  const segments = r.timestamp_granularities.length === 0 || r.timestamp_granularities.includes("segment");
+
+  const lang = r.language?.trim().toLowerCase() || undefined;
+  if (lang !== undefined && !WHISPER_LANGUAGES.has(lang)) throw new ApiError("H0001", "language must be an ISO 639-1 code");
+  const spec: Record<string, unknown> = {
+    model_name: model,
+    use_word_timestamp: words,
+    // Segments as the model gives them, as OpenAI's are; the spec's paragraph splitter would cut them to 50 chars.
+    use_paragraph_splitter: false,
+  };
+  if (lang === "ko" || lang === "ja") spec.language = lang;
+  else if (model === "sommers") {
+    if (lang !== undefined) throw new ApiError("H0001", "model sommers supports language ko or ja");
+  } else if (lang === undefined) spec.language = "detect";
+  // Any other language: detection restricted to that one language is recognition in it.
+  else Object.assign(spec, { language: "detect", language_candidates: [lang] });
+  return { config: parseJobConfig(JSON.stringify(spec)), format, words, segments };
+}
+
+const languageNames = new Intl.DisplayNames(["en"], { type: "language" });
+
+/** OpenAI's response body for a completed job; a string for text, srt and vtt. */
+export function openAiBody(
+  format: OpenAiFormat,
+  utterances: Utterance[],
+  opts: { durationS: number | null; words: boolean; segments: boolean },
+): string | Record<string, unknown> {
+  const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
+  const text = joinText(sorted);
+  const durationS = opts.durationS ?? (sorted.length ? Math.max(...sorted.map((u) => u.start_at + u.duration)) / 1000 : 0);
+  const usage = { type: "duration", seconds: Math.ceil(durationS) };
+  switch (format) {
+    case "text":
+      return text + "\n";
+    case "srt":
+    case "vtt":
+      return renderExport(format, sorted);
+    case "json":
+      return { text, usage };
+    case "verbose_json": {
+      const lang = sorted[0]?.lang ?? "";
+      const body: Record<string, unknown> = {
+        task: "transcribe",
+        language: lang ? (languageNames.of(lang) ?? lang).toLowerCase() : "",
+        duration: durationS,
+        text,
+      };
+      if (opts.segments) {
+        // sori does not expose the decoder's statistics; the fields are there, with neutral values, for clients
+        // that read them.
+        body.segments = sorted.map((u, id) => ({
+          id,
+          seek: 0,
+          start: u.start_at / 1000,
+          end: (u.start_at + u.duration) / 1000,
+          text: u.msg,
+          tokens: [],
+          temperature: 0,
+          avg_logprob: 0,
+          compression_ratio: 0,
+          no_speech_prob: 0,
+        }));
+      }
+      if (opts.words) {
+        body.words = sorted.flatMap((u) => (u.words ?? []).map((w) => ({ word: w.text, start: w.start_at / 1000, end: (w.start_at + w.duration) / 1000 })));
+      }
+      body.usage = usage;
+      return body;
+    }
+  }
+}
+
+/** Utterances joined as one text: with spaces, except between two in a language written without them. */
+function joinText(utterances: Utterance[]): string {
+  let out = "";
+  utterances.forEach((u, i) => {
+    const noSpace = i > 0 && ["ja", "zh"].includes(u.lang) && ["ja", "zh"].includes(utterances[i - 1]!.lang);
+    out += (i === 0 || noSpace ? "" : " ") + u.msg.trim();
+  });
+  return out;
+}
+
+const errorType = (status: number): string =>
+  status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+
+export async function openaiRoutes(app: FastifyInstance): Promise<void> {
+  const { config, store, blobs } = app.sori;
+  app.addHook("onRequest", requireClient);
+  app.setErrorHandler((err, req, reply) => {
+    const e = toApiError(err);
+    if (e.code === "E500") req.log.error({ err }, "unhandled error");
+    reply.status(e.status).send({ error: { message: e.message, type: errorType(e.status), param: null, code: e.code } });
+  });
+
+  app.post("/v1/audio/transcriptions", async (req, reply) => {
+    const client = req.client!;
+    // An upload known to be too large is answered without reading it (see closeAfterAnswer).
+    if (Number(req.headers["content-length"] ?? 0) > config.openaiMaxFileBytes + 1024 * 1024) {
+      closeAfterAnswer(req.raw, reply.raw);
+      throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`);
+    }
+    await checkBeforeUpload(app, client);
+    const { fields, blob } = await readOpenAiUpload(req, app, config.openaiMaxFileBytes).catch((err) => {
+      if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
+      throw err;
+    });
+    let queued = false; // from then on the blob is the job's, removed when the job ends
+    try {
+      if (!blob) throw new ApiError("H0001", "file is required");
+      if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");
+      const { config: jobConfig, format, words, segments } = toJobConfig(fields);
+      const fileFormat = await detectFormat(blob.path);
+      const audioS = await containerDuration(blob.path, fileFormat);
+      const limitS = Math.min(config.openaiMaxAudioS, config.maxAudioS);
+      if (audioS !== null && audioS > limitS) {
+        throw new ApiError("H0006", `audio is ${Math.round(audioS)} s long; this endpoint answers for files up to ${limitS} s (use POST /v1/transcribe for longer ones)`);
+      }
+      await checkQuotaFor(app, client, audioS);
+      const id = randomBytes(16).toString("base64url");
+      await insertJob(store, {
+        id,
+        client_id: client.id,
+        config: JSON.stringify(jobConfig),
+        blob_key: blob.key,
+        file_format: fileFormat,
+        audio_s: audioS,
+        max_attempts: config.maxAttempts,
+      });
+      queued = true;
+      req.log.info({ job_id: id, client_id: client.id, format: fileFormat, audio_s: audioS, via: "openai" }, "job queued");
+      app.sori.onJobQueued();
+      reply.header("x-sori-job-id", id);
+      const job = await waitFinal(app, req, reply, id);
+      if (!job) return reply; // the caller hung up; the job goes on and can be read by its id
+      if (job.state === "failed") {
+        // Bad audio keeps its code (H0010 not decodable, H0006 too long); anything else is a server error.
+        const code = job.error_code === "H0010" || job.error_code === "H0006" ? job.error_code : "E500";
+        throw new ApiError(code, job.error_message ?? "transcription failed");
+      }
+      const results = JSON.parse(job.result ?? "{}") as { utterances?: Utterance[] };
+      const body = openAiBody(format, results.utterances ?? [], { durationS: job.audio_s, words, segments });
+      if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
+      return body;
+    } catch (err) {
+      if (blob && !queued) await blobs.remove(blob.key);
+      throw err;
+    }
+  });
+}
+
+/** Polls the store until the job is final (workers may run in other processes). null when the client left. */
+async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, id: string): Promise<JobRow | null> {
+  const until = Date.now() + MAX_WAIT_MS;
+  let gone = false;
+  reply.raw.once("close", () => (gone = !reply.raw.writableEnded));
+  const pause = Math.min(250, app.sori.config.pollMs);
+  while (Date.now() < until) {
+    const job = await getJob(app.sori.store, id);
+    if (!job || job.deleted_at !== null) throw new ApiError("H0004", "the transcription was deleted while it ran");
+    if (job.state === "completed" || job.state === "failed") return job;
+    if (gone) {
+      req.log.info({ job_id: id }, "client left before the synchronous transcription finished");
+      return null;
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
+  throw new ApiError("E500", `not finished within ${MAX_WAIT_MS / 60_000} min; read it later: GET /v1/transcribe/${id}`);
+}
+
+interface OpenAiUpload {
+  fields: OpenAiRequest;
+  blob: { key: string; path: string; bytes: number } | null;
+}
+
+/** The multipart body: text fields, and the `file` part streamed to a new blob (never held in memory). */
+async function readOpenAiUpload(req: FastifyRequest, app: FastifyInstance, maxBytes: number): Promise<OpenAiUpload> {
+  if (!req.isMultipart()) throw new ApiError("H0001", "request body must be multipart/form-data");
+  const { blobs } = app.sori;
+  const text: Record<string, string> = {};
+  const granularities: string[] = [];
+  let blob: OpenAiUpload["blob"] = null;
+  try {
+    for await (const part of req.parts({ limits: { fileSize: maxBytes } })) {
+      if (part.type === "field") {
+        const value = typeof part.value === "string" ? part.value : String(part.value);
+        if (part.fieldname === "timestamp_granularities[]" || part.fieldname === "timestamp_granularities") granularities.push(value);
+        else text[part.fieldname] = value;
+        continue;
+      }
+      if (part.fieldname !== "file" || blob) {
+        part.file.resume();
+        if (part.fieldname === "file") throw new ApiError("H0001", "file given more than once");
+        continue;
+      }
+      const target = blobs.allocate();
+      const b = { ...target, bytes: 0 };
+      blob = b;
+      part.file.on("data", (c: Buffer) => (b.bytes += c.length));
+      part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`)));
+      await pipeline(part.file, fs.createWriteStream(target.path, { mode: 0o600 }));
+      if (part.file.truncated) throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
+    }
+  } catch (err) {
+    if (blob) await blobs.remove(blob.key);
+    if (err instanceof ApiError) throw err;
+    if ((err as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
+    throw new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);
+  }
+  return {
+    blob,
+    fields: {
+      model: text.model,
+      language: text.language,
+      prompt: text.prompt,
+      response_format: text.response_format,
+      temperature: text.temperature,
+      timestamp_granularities: granularities,
+      stream: text.stream,
+    },
+  };
+}

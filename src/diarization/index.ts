@@ -1,0 +1,20 @@
+// Diarization stage of the pipeline: engine segments + engine speaker turns → utterances with `spk`.
+import type { EngineSegment } from "../engine/protocol.js";
+import { toUtterances, type Utterance } from "../pipeline/utterances.js";
+import { assignSpeakers, type SpeakerTurn } from "./assign.js";
+
+export { assignSpeakers, renumber, speakerAt, wordRuns, type SpeakerSegment, type SpeakerTurn } from "./assign.js";
+
+/** Utterances split at speaker changes, `spk` 0..N-1 in order of first appearance. The segments must carry words
+ * (the pipeline asks the engine for them whenever it diarizes); `wordTimestamps` says whether the words are kept in
+ * the output. */
+export function speakerUtterances(
+  segments: readonly EngineSegment[],
+  turns: readonly SpeakerTurn[],
+  opts: { wordTimestamps: boolean },
+): Utterance[] {
+  const out = assignSpeakers(segments, turns).flatMap((seg) =>
+    toUtterances([seg], { wordTimestamps: opts.wordTimestamps, spk: seg.spk }),
+  );
+  return out.sort((a, b) => a.start_at - b.start_at);
+}

@@ -1,0 +1,110 @@
+// The insight item of the spec ({title, summary, category}) and the checks that every generated item passes before
+// it reaches a response, whichever backend wrote it: an LLM's text is parsed, validated and cleaned here, so a
+// malformed or off-language answer becomes an insight failure, never a malformed response.
+import { z } from "zod";
+
+export const CATEGORIES = ["일상", "문의", "업무", "스팸"] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+// Bounds that also bound generation time: a small model asked for a summary tends to write up to the limit.
+export const TITLE_MAX = 60;
+export const SUMMARY_MAX = 300;
+
+export interface InsightItem {
+  title: string;
+  summary: string;
+  category: Category;
+}
+
+/** JSON schema of one item: the grammar the embedded model decodes under, and the OpenAI response_format. */
+export const INSIGHT_JSON_SCHEMA = {
+  type: "object",
+  properties: {
+    title: { type: "string", minLength: 1, maxLength: TITLE_MAX },
+    summary: { type: "string", minLength: 1, maxLength: SUMMARY_MAX },
+    category: { enum: [...CATEGORIES] },
+  },
+  required: ["title", "summary", "category"],
+  additionalProperties: false,
+} as const;
+
+const clean = (s: string): string =>
+  s
+    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
+    .replace(/\s+/gu, " ")
+    .trim();
+
+const ItemSchema = z.object({
+  title: z.string().transform(clean).pipe(z.string().min(1).max(TITLE_MAX)),
+  summary: z.string().transform(clean).pipe(z.string().min(1).max(SUMMARY_MAX)),
+  category: z.enum(CATEGORIES),
+});
+
+export class InsightError extends Error {}
+
+/** Parses an LLM's answer into an item; anything else (not JSON, extra text, wrong fields) is an InsightError. */
+export function parseInsight(raw: string, language: string): InsightItem {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.trim());
+  } catch {
+    throw new InsightError(`the model's answer is not JSON: ${raw.slice(0, 80)}`);
+  }
+  const parsed = ItemSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InsightError(`the model's answer is not an insight item: ${issue?.path.join(".")}: ${issue?.message}`);
+  }
+  const item = parsed.data;
+  if (!writtenIn(item.summary, language) || !writtenIn(item.title, language)) {
+    throw new InsightError(`the model's answer is not written in the transcript's language (${language})`);
+  }
+  // Only the three fields, in a fixed order: nothing else the model wrote can reach the response.
+  return { title: item.title, summary: item.summary, category: item.category };
+}
+
+const HANGUL = /\p{Script=Hangul}/gu;
+const KANA = /[\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+const HAN = /\p{Script=Han}/gu;
+const LATIN = /\p{Script=Latin}/gu;
+
+const count = (s: string, re: RegExp): number => s.match(re)?.length ?? 0;
+
+/** Whether the text's letters are mostly in the script of `language` (ko, ja, zh, Latin-script languages). */
+export function writtenIn(text: string, language: string): boolean {
+  const letters = count(text, /\p{L}/gu);
+  if (letters === 0) return false;
+  const share = (n: number): number => n / letters;
+  switch (language) {
+    case "ko":
+      return share(count(text, HANGUL)) >= 0.5;
+    case "ja":
+      return share(count(text, KANA) + count(text, HAN)) >= 0.5;
+    case "zh":
+      return share(count(text, HAN)) >= 0.5;
+    case "en":
+    case "de":
+    case "fr":
+    case "es":
+    case "it":
+    case "pt":
+    case "nl":
+    case "vi":
+    case "id":
+      return share(count(text, LATIN)) >= 0.5;
+    default:
+      return true; // no script check for other languages
+  }
+}
+
+/** The transcript's language: the one that covers the most characters of its utterances. */
+export function dominantLanguage(utterances: readonly { msg: string; lang: string }[], fallback: string): string {
+  const chars = new Map<string, number>();
+  for (const u of utterances) chars.set(u.lang, (chars.get(u.lang) ?? 0) + u.msg.length);
+  let best = fallback;
+  let most = -1;
+  for (const [lang, n] of chars) {
+    if (n > most) [best, most] = [lang, n];
+  }
+  return best;
+}

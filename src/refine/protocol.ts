@@ -1,0 +1,39 @@
+// Types of the engine's `refine` operation (engine/sori_engine/refiner.py; docs/engine.md).
+import type { ModelSpec } from "../engine/protocol.js";
+
+export interface RefineDecode {
+  beam_size: number;
+  patience: number;
+  /** Give the previous utterance's text to the decoder as its prompt. */
+  prompt_previous: boolean;
+}
+
+export interface RefineSpan {
+  start: number;
+  end: number;
+  text: string;
+  language: string | null;
+}
+
+export interface RefineParams {
+  audio_path: string;
+  model: ModelSpec;
+  language: string;
+  spans: RefineSpan[];
+  decodes: RefineDecode[];
+  pad_s: number;
+  hotwords: string | null;
+  max_duration_s: number | null;
+}
+
+export interface RefineHypothesis {
+  text: string;
+  /** Mean token log-probability of the text given the span's audio; null when it could not be scored. */
+  score: number | null;
+  /** How many of the decodes produced this text. */
+  votes: number;
+}
+
+export interface RefineResult {
+  spans: { current_score: number | null; hypotheses: RefineHypothesis[] }[];
+}

@@ -1,0 +1,133 @@
+// Audio-grounded refinement of a completed job's utterances: each utterance's span is decoded again by the engine
+// with a stronger configuration (the refinement model, wider beams, the previous utterance as context, the job's
+// keywords as hotwords), every hypothesis and the current text are scored on that span's audio, and a hypothesis
+// replaces the text only where it scores clearly better (select.ts). Times, speakers and languages are kept as
+// they are; the text options the job asked for (ITN, filters) are applied to a replacement as to the base text.
+import type { Config } from "../config.js";
+import type { Engine } from "../engine/client.js";
+import { toWhisperLanguage } from "../engine/languages.js";
+import type { ModelSpec } from "../engine/protocol.js";
+import type { JobConfig } from "../jobs/jobConfig.js";
+import type { Utterance } from "../pipeline/utterances.js";
+import { applyTextOptions } from "../text/index.js";
+import type { RefineDecode, RefineParams, RefineResult } from "./protocol.js";
+import { DEFAULT_SELECT, selectHypothesis, type SelectOptions } from "./select.js";
+
+export interface RefinerSettings {
+  model: ModelSpec;
+  decodes: RefineDecode[];
+  /** Audio kept on each side of an utterance when it is cut out (seconds). */
+  padS: number;
+  select: SelectOptions;
+}
+
+/** Whisper base (the only model installed by default) with wider beams than the base pass. */
+export function defaultRefinerSettings(model: ModelSpec): RefinerSettings {
+  return {
+    model,
+    // The base pass already decodes with beam 5 and no context: a wider, more patient beam, and beam 5 with the
+    // previous utterance as context, are the two hypotheses that can differ from it.
+    decodes: [
+      { beam_size: 8, patience: 2, prompt_previous: false },
+      { beam_size: 5, patience: 1, prompt_previous: true },
+    ],
+    padS: 0.3,
+    select: DEFAULT_SELECT,
+  };
+}
+
+/** The refinement configuration of a deployment, or null when it does not refine (SORI_REFINE=0). */
+export function refinerFromConfig(config: Config): RefinerSettings | null {
+  if (!config.refine.enabled) return null;
+  return defaultRefinerSettings({
+    path: config.refine.modelPath,
+    device: config.refine.device,
+    compute_type: config.refine.computeType,
+    beam_size: 5,
+    cpu_threads: 0,
+    vad: false,
+  });
+}
+
+export interface RefineDeps {
+  engine: Engine;
+  settings: RefinerSettings;
+  maxAudioS: number;
+  timeoutMs: number;
+  onProgress?: (fraction: number) => void;
+}
+
+export interface RefineOutcome {
+  utterances: Utterance[];
+  changed: number;
+}
+
+export function refineParams(utterances: readonly Utterance[], config: JobConfig, audioPath: string, deps: RefineDeps): RefineParams {
+  const keywords = config.keywords?.filter((k) => k.trim().length > 0) ?? [];
+  const fallback = config.language === "ko" || config.language === "ja" ? config.language : (utterances[0]?.lang ?? "ko");
+  return {
+    audio_path: audioPath,
+    model: deps.settings.model,
+    language: toWhisperLanguage(fallback),
+    spans: utterances.map((u) => ({
+      start: u.start_at / 1000,
+      end: (u.start_at + u.duration) / 1000,
+      text: u.msg,
+      language: u.lang ? toWhisperLanguage(u.lang) : null,
+    })),
+    decodes: deps.settings.decodes,
+    pad_s: deps.settings.padS,
+    hotwords: keywords.length > 0 ? keywords.join(", ") : null,
+    max_duration_s: deps.maxAudioS,
+  };
+}
+
+export async function refineUtterances(
+  utterances: readonly Utterance[],
+  config: JobConfig,
+  audioPath: string,
+  deps: RefineDeps,
+): Promise<RefineOutcome> {
+  if (utterances.length === 0) return { utterances: [], changed: 0 };
+  const result = await deps.engine.refine(refineParams(utterances, config, audioPath, deps), {
+    onProgress: deps.onProgress,
+    timeoutMs: deps.timeoutMs,
+  });
+  return applyRefinement(utterances, result, config, deps.settings.select, deps.settings.decodes.length);
+}
+
+/** The refined utterances from the engine's scores: each one's text replaced only by an accepted hypothesis. */
+export function applyRefinement(
+  utterances: readonly Utterance[],
+  result: RefineResult,
+  config: JobConfig,
+  select: SelectOptions,
+  decodes: number,
+): RefineOutcome {
+  if (result.spans.length !== utterances.length) {
+    throw new Error(`engine refined ${result.spans.length} spans for ${utterances.length} utterances`);
+  }
+  let changed = 0;
+  const out = utterances.map((u, i) => {
+    const span = result.spans[i]!;
+    const pick = selectHypothesis(u.msg, span.current_score, span.hypotheses, select, decodes);
+    const msg = pick ? postProcess(pick.text, u, config) : null;
+    if (!msg || msg === u.msg) return { ...u };
+    changed += 1;
+    // The base words belong to the old text: a replaced utterance is returned without them.
+    const { words: _words, ...rest } = u;
+    return { ...rest, msg };
+  });
+  return { utterances: out, changed };
+}
+
+/** The job's text options applied to one replacement text (no paragraph regrouping: the utterance stays one). */
+function postProcess(text: string, u: Utterance, config: JobConfig): string | null {
+  const [done] = applyTextOptions([{ start_at: u.start_at, duration: u.duration, msg: text, spk: u.spk, lang: u.lang }], {
+    ...config,
+    use_paragraph_splitter: false,
+    use_word_timestamp: false,
+  });
+  const msg = done?.msg.trim();
+  return msg ? msg : null;
+}
