@@ -12,10 +12,13 @@ Run from the repository root:
     .venv/bin/python bench/models.py --registry models.json   # a SORI_MODELS_FILE-shaped JSON file
     .venv/bin/python bench/models.py b1=models/whisper-base:int8:1 b5-novad=models/whisper-base:int8:5:novad \
         --langs ko,ja --max-files 12 --json /tmp/bench.json
+    .venv/bin/python bench/models.py ... --langs ko --long    # the ko clips as one 2-minute recording
 
 A configuration on the command line is NAME=PATH:COMPUTE_TYPE:BEAM[:novad] (vad on unless `novad`); device and
 cpu_threads come from --device / --cpu-threads. Test audio: the ko/, ja/, en/ folders of ../shared/testdata, with
-reference transcripts from its MANIFEST.tsv.
+reference transcripts from its MANIFEST.tsv. Those files are short clips (most ko/ja ones 2-8 s, under one 30 s
+Whisper window); --long lays a language's clips end to end (0.5 s of faint noise between them) into one temporary
+wav and scores that instead, which is closer to the recordings the service is given: VAD and chunking then matter.
 
 One row per (configuration, language):
 
@@ -47,11 +50,16 @@ import os
 import platform
 import re
 import sys
+import tempfile
 import time
 import unicodedata
+import wave
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
+from sori_engine import audio as audio_io
 from sori_engine import models, transcriber
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_engine.transcriber import transcribe
@@ -60,6 +68,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT.parent / "shared" / "testdata"
 REGISTRY_TS = ROOT / "src" / "engine" / "models.ts"
 # Defaults of a registry entry, as in EntrySchema (src/engine/models.ts).
+SR = audio_io.SAMPLE_RATE
 ENTRY_DEFAULTS = {"device": "cpu", "compute_type": "int8", "beam_size": 1, "cpu_threads": 0, "vad": True}
 
 
@@ -140,6 +149,20 @@ def load_manifest(langs: list[str], max_files: int | None) -> dict[str, list[dic
     return out
 
 
+def as_recording(lang: str, rows: list[dict], out_dir: Path) -> dict:
+    """One manifest-like row for the language's files laid end to end, 0.5 s of faint noise (-50 dBFS, room tone)
+    between them, written as a 16 kHz wav: a recording several Whisper windows long, as the service gets them."""
+    gap = (np.random.default_rng(0).standard_normal(SR // 2) * 10 ** (-50 / 20)).astype(np.float32)
+    audio = np.concatenate([x for r in rows for x in (audio_io.decode(str(TESTDATA / r["local_file"])), gap)])
+    path = out_dir / f"{lang}-long.wav"
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SR)
+        w.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    return {"local_file": str(path), "lang": rows[0]["lang"], "transcript": " ".join(r["transcript"] for r in rows)}
+
+
 def params(cfg: Config, row: dict) -> TranscribeParams:
     return TranscribeParams(audio_path=str(TESTDATA / row["local_file"]), model=cfg.model,
                             language_mode="fixed", language=row["lang"])
@@ -162,14 +185,13 @@ def load_models(configs: list[Config]) -> dict[str, float]:
     return load_s
 
 
-def run(configs: list[Config], data: dict[str, list[dict]], report) -> tuple[list[dict], list[dict]]:
+def run(configs: list[Config], data: dict[str, list[dict]], warmup: dict, report) -> tuple[list[dict], list[dict]]:
     """Transcribe every file with every configuration and call report(row) for each (configuration, language) as
     soon as that language is done. Configurations take turns file by file, so a change in the machine's load
     during the run hits them alike."""
     load_s = load_models(configs)
-    first = next(rows[0] for rows in data.values() if rows)
-    for cfg in configs:  # warm-up (VAD session, first-call allocations): not timed
-        transcribe(params(cfg, first), lambda _: None)
+    for cfg in configs:  # warm-up on one clip (VAD session, first-call allocations): not timed
+        transcribe(params(cfg, warmup), lambda _: None)
 
     rows, files = [], []
     for lang, manifest in data.items():
@@ -184,7 +206,7 @@ def run(configs: list[Config], data: dict[str, list[dict]], report) -> tuple[lis
                 f = {"config": cfg.name, "lang": lang, "file": m["local_file"], "audio_s": result.duration_s,
                      "proc_s": proc_s, "cpu_s": cpu_s, "char_err": edit_distance(ref_c, hyp_c), "char_ref": len(ref_c),
                      "ref": m["transcript"], "hyp": hyp}
-                if lang == "en":
+                if m["lang"] == "en":
                     ref_w, hyp_w = wer_words(m["transcript"]), wer_words(hyp)
                     f |= {"word_err": edit_distance(ref_w, hyp_w), "word_ref": len(ref_w)}
                 files.append(f)
@@ -205,7 +227,7 @@ def run(configs: list[Config], data: dict[str, list[dict]], report) -> tuple[lis
 
 def print_row(r: dict) -> None:
     wer = f"{r['wer']:7.1%}" if r["wer"] is not None else f"{'-':>7}"
-    print(f"{r['config']:<16} {r['lang']:<4} {r['files']:>5} {r['audio_s']:>8.1f} {r['proc_s']:>7.1f} "
+    print(f"{r['config']:<16} {r['lang']:<8} {r['files']:>5} {r['audio_s']:>8.1f} {r['proc_s']:>7.1f} "
           f"{r['rtf']:>6.3f} {r['cpu_rtf']:>6.3f} {r['cer']:>7.1%} {wer} {r['load_s']:>6.2f}", flush=True)
 
 
@@ -220,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--registry", type=Path, help="registry JSON file (SORI_MODELS_FILE shape); adds its entries")
     ap.add_argument("--langs", default="ko,ja,en", help="test folders / languages (default: %(default)s)")
     ap.add_argument("--max-files", type=int, help="at most N files per language (first N by file name)")
+    ap.add_argument("--long", action="store_true", help="transcribe each language's files as one recording, end "
+                    "to end with 0.5 s of room tone between them, instead of one by one")
     ap.add_argument("--device", default="cpu", help="device of command-line configurations (default: cpu)")
     ap.add_argument("--cpu-threads", type=int, default=0, help="cpu_threads of command-line configurations "
                     "(default 0: CTranslate2's default)")
@@ -231,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         configs += registry_file(args.registry)
     configs = configs or default_registry()
     data = load_manifest([x for x in args.langs.split(",") if x], args.max_files)
+    warmup = next(rows[0] for rows in data.values() if rows)
+    tmp = tempfile.TemporaryDirectory(prefix="sori-bench-")
+    if args.long:
+        data = {f"{lang}-long": [as_recording(lang, rows, Path(tmp.name))] for lang, rows in data.items() if rows}
 
     import ctranslate2
     import faster_whisper
@@ -241,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {os.getloadavg()[0]:.2f}")
     for cfg in configs:
         print(f"# {cfg.name}: {describe(cfg.model)}")
-    print(f"\n{'config':<16} {'lang':<4} {'files':>5} {'audio s':>8} {'proc s':>7} {'RTF':>6} {'cpuRTF':>6} "
+    print(f"\n{'config':<16} {'lang':<8} {'files':>5} {'audio s':>8} {'proc s':>7} {'RTF':>6} {'cpuRTF':>6} "
           f"{'CER':>7} {'WER':>7} {'load s':>6}", flush=True)
-    rows, files = run(configs, data, print_row)
+    rows, files = run(configs, data, warmup, print_row)
     print(f"# load average at the end {os.getloadavg()[0]:.2f}")
 
     if args.json:
