@@ -54,9 +54,12 @@ import tempfile
 import time
 import unicodedata
 import wave
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import ctranslate2
+import faster_whisper
 import numpy as np
 
 from sori_engine import audio as audio_io
@@ -67,8 +70,8 @@ from sori_engine.transcriber import transcribe
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT.parent / "shared" / "testdata"
 REGISTRY_TS = ROOT / "src" / "engine" / "models.ts"
-# Defaults of a registry entry, as in EntrySchema (src/engine/models.ts).
 SR = audio_io.SAMPLE_RATE
+# Defaults of a registry entry, as in EntrySchema (src/engine/models.ts).
 ENTRY_DEFAULTS = {"device": "cpu", "compute_type": "int8", "beam_size": 1, "cpu_threads": 0, "vad": True}
 
 
@@ -185,7 +188,9 @@ def load_models(configs: list[Config]) -> dict[str, float]:
     return load_s
 
 
-def run(configs: list[Config], data: dict[str, list[dict]], warmup: dict, report) -> tuple[list[dict], list[dict]]:
+def run(
+    configs: list[Config], data: dict[str, list[dict]], warmup: dict, report: Callable[[dict], None]
+) -> tuple[list[dict], list[dict]]:
     """Transcribe every file with every configuration and call report(row) for each (configuration, language) as
     soon as that language is done. Configurations take turns file by file, so a change in the machine's load
     during the run hits them alike."""
@@ -259,9 +264,6 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="sori-bench-")
     if args.long:
         data = {f"{lang}-long": [as_recording(lang, rows, Path(tmp.name))] for lang, rows in data.items() if rows}
-
-    import ctranslate2
-    import faster_whisper
 
     engine_src = hashlib.sha256(Path(transcriber.__file__).read_bytes()).hexdigest()[:12]
     print(f"# faster-whisper {faster_whisper.__version__}, ctranslate2 {ctranslate2.__version__}, "
