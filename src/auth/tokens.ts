@@ -1,9 +1,8 @@
 // Access tokens: JWTs signed with HS256 by a server key that is created on first start and kept in the data dir
 // (mode 0600). Verification pins the algorithm, issuer and audience, so alg=none and algorithm confusion fail.
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import { SignJWT, jwtVerify } from "jose";
+import { loadKeyFile } from "./keyFile.js";
 
 const ISSUER = "sori";
 const AUDIENCE = "sori-api";
@@ -16,17 +15,7 @@ export interface TokenIssuer {
 }
 
 export function loadSigningKey(dataDir: string): Uint8Array {
-  const file = path.join(dataDir, "jwt.key");
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    // wx: only the first of several processes starting at once creates the key; the others read it.
-    fs.writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-  }
-  const key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64url");
-  if (key.length < 32) throw new Error(`${file} holds a key shorter than 32 bytes`);
-  return key;
+  return loadKeyFile(dataDir, "jwt.key");
 }
 
 export function tokenIssuer(key: Uint8Array, ttlS: number): TokenIssuer {

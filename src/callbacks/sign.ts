@@ -3,24 +3,13 @@
 // same in every process that shares the data dir, and a new client secret gives a new callback secret.
 // A delivery carries `X-Sori-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`: the time
 // is signed with the body, so a receiver can refuse old deliveries replayed later.
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { loadKeyFile } from "../auth/keyFile.js";
 
 export const SIGNATURE_HEADER = "x-sori-signature";
 
 export function loadCallbackKey(dataDir: string): Buffer {
-  const file = path.join(dataDir, "callback.key");
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    // wx: the first of several processes starting at once creates the key; the others read it.
-    fs.writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-  }
-  const key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "base64url");
-  if (key.length < 32) throw new Error(`${file} holds a key shorter than 32 bytes`);
-  return key;
+  return loadKeyFile(dataDir, "callback.key");
 }
 
 export function callbackSecret(key: Buffer, client: { id: string; secret_hash: string }): string {
