@@ -111,9 +111,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--inputs", default="ko,en")
     ap.add_argument("--batch-size", type=int, default=transcriber.BATCH_SIZE)
+    ap.add_argument("--cpu-threads", type=int, default=0)
+    ap.add_argument("--speech-s", type=float, default=transcriber.SPEECH_S)
+    ap.add_argument("--chunk-s", type=float, default=transcriber.CHUNK_SPEECH_S)
     args = ap.parse_args()
     transcriber.BATCH_SIZE = args.batch_size
-    cfg = ModelConfig(path=args.model, device="cpu", compute_type=args.compute_type, beam_size=args.beam)
+    transcriber.SPEECH_S = args.speech_s
+    transcriber.CHUNK_SPEECH_S = args.chunk_s
+    cfg = ModelConfig(path=args.model, device="cpu", compute_type=args.compute_type, beam_size=args.beam,
+                      cpu_threads=args.cpu_threads)
     refs = manifest()
     models.get_model(cfg)  # load once, untimed
     print(f"model {args.model} {args.compute_type} beam {args.beam} batch {args.batch_size}; cpus {os.cpu_count()}")

@@ -26,6 +26,8 @@ const EnvSchema = z.object({
   SORI_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
   SORI_POLL_MS: z.coerce.number().int().min(10).default(1000),
   SORI_SWEEP_S: z.coerce.number().min(1).default(60),
+  SORI_ORPHAN_AGE_S: z.coerce.number().min(1).default(3600),
+  SORI_SHUTDOWN_GRACE_S: z.coerce.number().min(0).default(10),
   SORI_DEFAULT_MAX_CONCURRENT: z.coerce.number().int().min(1).default(20),
   SORI_DEFAULT_QUOTA_S: z.coerce.number().min(0).default(100 * 3600),
   SORI_QUOTA_WINDOW_S: z.coerce.number().min(1).default(30 * 24 * 3600),
@@ -37,6 +39,9 @@ const EnvSchema = z.object({
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
   SORI_OPENAI_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   SORI_CALLBACK_ALLOW_PRIVATE: bool.default(false),
+  // Observability (docs/observability.md).
+  SORI_METRICS: bool.default(true),
+  SORI_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // Enterprise add-ons (docs/enterprise.md).
   SORI_REFINE: bool.default(true),
   SORI_WORKER_REFINE: bool.default(true),
@@ -49,6 +54,13 @@ const EnvSchema = z.object({
   SORI_INSIGHT_MODEL_NAME: z.string().default("gpt-4o-mini"),
   SORI_INSIGHT_TIMEOUT_S: z.coerce.number().min(1).default(180),
   SORI_INSIGHT_THREADS: z.coerce.number().int().min(0).default(0),
+  // Blob store for uploaded audio (docs/deployment.md).
+  SORI_BLOB_STORE: z.enum(["local", "postgres", "s3"]).default("local"),
+  SORI_S3_BUCKET: z.string().optional(),
+  SORI_S3_ENDPOINT: z.string().url().optional(),
+  SORI_S3_REGION: z.string().optional(),
+  SORI_S3_PREFIX: z.string().default(""),
+  SORI_S3_FORCE_PATH_STYLE: bool.default(false),
 });
 
 export interface Config {
@@ -69,6 +81,10 @@ export interface Config {
   maxAttempts: number;
   pollMs: number;
   sweepS: number;
+  /** The sweep removes stored audio that no live job refers to once it is this old (an upload cut off mid-way). */
+  orphanAgeS: number;
+  /** On SIGTERM/SIGINT a worker finishes its in-flight job within this many seconds, or hands it back. */
+  shutdownGraceS: number;
   /** Per-client defaults; each client row may override them (sori clients create/update). */
   defaults: { maxConcurrent: number; quotaS: number; readRps: number; readBurst: number };
   quotaWindowS: number;
@@ -80,6 +96,8 @@ export interface Config {
   openaiMaxFileBytes: number;
   /** Admin switch: let callback_url reach loopback and private addresses (SSRF guard off). */
   callbackAllowPrivate: boolean;
+  /** GET /metrics on (default) or off; `port`: where a `sori worker` process (no API) serves it, if anywhere. */
+  metrics: { enabled: boolean; port: number | undefined };
   /** Refinement (docs/enterprise.md): `enabled` false makes use_refinement jobs end with refiner_enqueue_failed;
    * `claim` false keeps this process's workers to base jobs (dedicated refinement workers elsewhere). */
   refine: { enabled: boolean; claim: boolean; modelPath: string; device: "cpu" | "cuda" | "auto"; computeType: string };
@@ -91,6 +109,11 @@ export interface Config {
     modelName: string;
     timeoutS: number;
     threads: number;
+  };
+  /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
+  blobs: {
+    kind: "local" | "postgres" | "s3";
+    s3: { bucket: string; endpoint: string | undefined; region: string | undefined; prefix: string; forcePathStyle: boolean };
   };
 }
 
@@ -107,6 +130,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid environment: ${issue?.path.join(".")}: ${issue?.message}`);
   }
   const e = parsed.data;
+  if (e.SORI_BLOB_STORE === "postgres" && !e.SORI_DATABASE_URL) {
+    throw new Error("invalid environment: SORI_BLOB_STORE=postgres keeps audio in the job store's PostgreSQL: set SORI_DATABASE_URL");
+  }
+  if (e.SORI_BLOB_STORE === "s3" && !e.SORI_S3_BUCKET) throw new Error("invalid environment: SORI_BLOB_STORE=s3 needs SORI_S3_BUCKET");
   // The default is beside the code, not the working directory, so `bin/sori` finds the same store from anywhere.
   const dataDir = path.resolve(e.SORI_DATA_DIR ?? path.join(projectRoot, "data"));
   const modelsDir = path.resolve(e.SORI_MODELS_DIR ?? path.join(projectRoot, "models"));
@@ -128,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttempts: e.SORI_MAX_ATTEMPTS,
     pollMs: e.SORI_POLL_MS,
     sweepS: e.SORI_SWEEP_S,
+    orphanAgeS: e.SORI_ORPHAN_AGE_S,
+    shutdownGraceS: e.SORI_SHUTDOWN_GRACE_S,
     defaults: {
       maxConcurrent: e.SORI_DEFAULT_MAX_CONCURRENT,
       quotaS: e.SORI_DEFAULT_QUOTA_S,
@@ -141,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,
     openaiMaxFileBytes: e.SORI_OPENAI_MAX_FILE_BYTES,
     callbackAllowPrivate: e.SORI_CALLBACK_ALLOW_PRIVATE,
+    metrics: { enabled: e.SORI_METRICS, port: e.SORI_METRICS_PORT },
     refine: {
       enabled: e.SORI_REFINE,
       claim: e.SORI_WORKER_REFINE,
@@ -155,6 +185,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       modelName: e.SORI_INSIGHT_MODEL_NAME,
       timeoutS: e.SORI_INSIGHT_TIMEOUT_S,
       threads: e.SORI_INSIGHT_THREADS,
+    },
+    blobs: {
+      kind: e.SORI_BLOB_STORE,
+      s3: {
+        bucket: e.SORI_S3_BUCKET ?? "",
+        endpoint: e.SORI_S3_ENDPOINT,
+        region: e.SORI_S3_REGION,
+        prefix: e.SORI_S3_PREFIX,
+        forcePathStyle: e.SORI_S3_FORCE_PATH_STYLE,
+      },
     },
   };
 }

@@ -13,8 +13,11 @@ import { refinerFromConfig } from "./refine/refiner.js";
 import { loadModelRegistry } from "./engine/models.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { Worker } from "./jobs/worker.js";
-import { localBlobStore } from "./storage/blobs.js";
+import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
+import { openBlobStore } from "./storage/blobs/index.js";
+import { sweepSpool } from "./storage/blobs/spool.js";
 import { openStore } from "./storage/db.js";
+import { startOpsServer } from "./metrics/server.js";
 
 export interface Running {
   address: string | null;
@@ -23,7 +26,7 @@ export interface Running {
 
 export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
   const store = await openStore(config);
-  const blobs = localBlobStore(config.dataDir);
+  const blobs = openBlobStore(config, store);
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
 
   // One insight model per process, shared by its workers (loaded on the first job that asks for insight).
@@ -31,16 +34,25 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const refiner = refinerFromConfig(config);
   const callbacks = new CallbackSender({ store, key: loadCallbackKey(config.dataDir), log: log.child({ part: "callbacks" }), allowPrivate: config.callbackAllowPrivate });
   const workers: Worker[] = [];
+  const engines: Engine[] = [];
   for (let i = 0; i < opts.workers; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
     const engine = new Engine({ python: config.python, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
+    engines.push(engine);
     workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog, insight, refiner, onFinal: (job) => callbacks.notify(job) }));
   }
   workers.forEach((w) => w.start());
+  const nudge = (): void => workers.forEach((w) => w.nudge());
+  // Jobs queued by API processes elsewhere wake this process's workers at once (polling stays the fallback).
+  const listener = workers.length && store.dialect === "postgres" && config.databaseUrl ? listenForJobs(config.databaseUrl, nudge, log.child({ part: "wakeup" })) : null;
+  // A spool copy lives as long as an engine run may (src/storage/blobs/spool.ts); older ones were left by a crash
+  // (or by an upload cut off mid-way: SORI_ORPHAN_AGE_S is the margin on top).
+  const spoolMaxAgeMs = (2 * config.maxAudioS * config.engineTimeoutFactor + config.orphanAgeS) * 1000;
 
   const sweep = setInterval(() => {
-    sweepExpired(store, blobs)
+    sweepSpool(config.dataDir, spoolMaxAgeMs).catch((err) => log.warn({ err: (err as Error).message }, "spool sweep failed"));
+    sweepExpired(store, blobs, Date.now(), config.orphanAgeS * 1000)
       .then((r) => (r.expired || r.orphans) && log.info(r, "retention sweep"))
       .catch((err) => log.warn({ err: (err as Error).message }, "retention sweep failed"));
   }, config.sweepS * 1000);
@@ -50,20 +62,28 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   if (opts.api) {
     const tokens = tokenIssuer(loadSigningKey(config.dataDir), config.tokenTtlS);
     app = await buildServer(
-      { config, store, blobs, tokens, limiter: new RateLimiter(), onJobQueued: () => workers.forEach((w) => w.nudge()) },
+      { config, store, blobs, tokens, limiter: new RateLimiter(), onJobQueued: () => {
+          nudge();
+          notifyJobQueued(store).catch((err) => log.warn({ err: (err as Error).message }, "job notification failed; workers elsewhere poll"));
+        }, engines },
       log,
     );
     address = await app.listen({ host: config.host, port: config.port });
   }
+  // A worker host has no API; its /metrics and /readyz, when asked for, are on a port of their own.
+  const opsServer = !opts.api && config.metrics.port ? await startOpsServer(config, store, engines) : null;
 
   return {
     address,
     async stop() {
       clearInterval(sweep);
       await app?.close();
-      await Promise.all(workers.map((w) => w.stop()));
+      await opsServer?.close();
+      await listener?.close();
+      await Promise.all(workers.map((w) => w.stop(config.shutdownGraceS * 1000)));
       await callbacks.stop();
       await insight?.close();
+      await blobs.close();
       await store.close();
     },
   };

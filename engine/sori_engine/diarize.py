@@ -324,18 +324,27 @@ def turns_from_labels(labels: np.ndarray) -> list[Turn]:
     return turns
 
 
-def diarize_samples(
-    samples: np.ndarray,
-    spk_count: int = 0,
-    cfg: DiarizeConfig = DEFAULT_CONFIG,
-    progress: Callable[[float], None] | None = None,
-) -> DiarizeResult:
+@dataclass(frozen=True)
+class Embedded:
+    """What clustering needs from the audio: deterministic for a file and the VAD/window settings, so the bench can
+    cache it and try clustering settings without re-running the encoder."""
+
+    duration_s: float
+    n_frames: int
+    regions: list[tuple[int, int]]
+    windows: list[tuple[int, int]]
+    emb: np.ndarray  # (len(windows), 256), unit-norm, non-negative
+
+
+def embed_samples(
+    samples: np.ndarray, cfg: DiarizeConfig = DEFAULT_CONFIG, progress: Callable[[float], None] | None = None
+) -> Embedded:
     duration = samples.shape[0] / SAMPLE_RATE
     regions = speech_regions(samples, cfg)
     if progress:
         progress(0.2)
     if not regions:
-        return DiarizeResult(duration_s=duration, num_speakers=0, turns=[])
+        return Embedded(duration, 0, [], [], np.zeros((0, 256), dtype=np.float32))
     # Resemblyzer's own preprocessing raises quiet recordings to -30 dBFS (never lowers); measure on speech only.
     speech = np.concatenate([samples[s * HOP : e * HOP] for s, e in regions])
     rms = float(np.sqrt(np.mean(np.square(speech, dtype=np.float64)))) if speech.size else 0.0
@@ -345,21 +354,36 @@ def diarize_samples(
     n_frames = mel.shape[0]
     regions = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
     windows = make_windows(regions, cfg)
-    if not windows:  # only very short bits of speech: one speaker, nothing to compare
-        labels = np.full(n_frames, -1, dtype=np.int64)
-        for s, e in regions:
-            labels[s:e] = 0
-        turns = turns_from_labels(labels)
-        return DiarizeResult(duration_s=duration, num_speakers=1 if turns else 0, turns=turns)
-    emb = embed_windows(mel, windows, cfg)
+    emb = embed_windows(mel, windows, cfg) if windows else np.zeros((0, 256), dtype=np.float32)
     if progress:
         progress(0.8)
-    win_labels = cluster(emb, spk_count, cfg)
+    return Embedded(duration, n_frames, regions, windows, emb)
+
+
+def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFAULT_CONFIG) -> DiarizeResult:
+    if not em.regions:
+        return DiarizeResult(duration_s=em.duration_s, num_speakers=0, turns=[])
+    if not em.windows:  # only very short bits of speech: one speaker, nothing to compare
+        labels = np.full(em.n_frames, -1, dtype=np.int64)
+        for s, e in em.regions:
+            labels[s:e] = 0
+        turns = turns_from_labels(labels)
+        return DiarizeResult(duration_s=em.duration_s, num_speakers=1 if turns else 0, turns=turns)
+    win_labels = cluster(em.emb, spk_count, cfg)
     k = int(win_labels.max()) + 1
-    labels = frame_labels(n_frames, regions, windows, win_labels, k)
+    labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
     turns = turns_from_labels(labels)
-    return DiarizeResult(duration_s=duration, num_speakers=len({t.speaker for t in turns}), turns=turns)
+    return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
+
+
+def diarize_samples(
+    samples: np.ndarray,
+    spk_count: int = 0,
+    cfg: DiarizeConfig = DEFAULT_CONFIG,
+    progress: Callable[[float], None] | None = None,
+) -> DiarizeResult:
+    return diarize_embedded(embed_samples(samples, cfg, progress), spk_count, cfg)
 
 
 def diarize(

@@ -24,6 +24,7 @@ import numpy as np
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.transcribe import Segment as FwSegment
+from faster_whisper.transcribe import get_compression_ratio
 from faster_whisper.transcribe import restore_speech_timestamps
 from faster_whisper.vad import VadOptions, get_speech_timestamps
 
@@ -35,11 +36,15 @@ log = logging.getLogger(__name__)
 
 SR = audio_io.SAMPLE_RATE
 CHUNK_S = 30.0  # Whisper's window: a chunk is at most one window, so one detection and one decode cover all of it
-SPEECH_S = 20.0  # most speech per chunk: a batched decode is one pass per chunk, which skips speech in full windows
+SPEECH_S = 20.0  # longest VAD speech region (Silero's max_speech_duration_s): longer speech is cut at a pause
+MIN_SILENCE_MS = 2000  # a pause that ends a VAD speech region (Silero's default)
+CHUNK_SPEECH_S = 20.0  # most speech per chunk (one encoder pass each, which costs the same however full it is)
 WINDOW_S = 300.0  # audio held for the VAD at once (19 MB of float32)
 GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in the next window: carried over
 BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
-MISSING_S = 3.0  # undecoded speech at a chunk's end that makes its batched result suspect
+MISSING_S = 3.0  # speech in a clip that decoded to no text at all: suspect
+TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
+MAX_ROUNDS = 3  # batched rounds per batch of chunks: the first pass and at most two continuations
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
 
@@ -112,7 +117,7 @@ def windows(blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDO
     region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
-    vad_options = VadOptions(max_speech_duration_s=SPEECH_S)
+    vad_options = VadOptions(max_speech_duration_s=SPEECH_S, min_silence_duration_ms=MIN_SILENCE_MS)
     pending: list[np.ndarray] = []
     pending_len = 0
     offset = 0  # file sample where the pending audio starts
@@ -169,7 +174,7 @@ class _Decoder:
         if self.head is None:
             self.head = window.audio[: int(CHUNK_S * SR)].copy()
         self.total_samples = window.offset + window.audio.shape[0]
-        chunks = _group(window.regions, int(SPEECH_S * SR))
+        chunks = _group(window.regions, int(CHUNK_SPEECH_S * SR))
         by_language: dict[str, list[list[Region]]] = {}
         for chunk in chunks:
             by_language.setdefault(self._language_of(window.audio, chunk), []).append(chunk)
@@ -273,15 +278,42 @@ def _detect(model: WhisperModel, audio: np.ndarray, candidates: tuple[str, ...] 
 
 def _decode_batched(
     model: WhisperModel, audio: np.ndarray, chunks: list[list[Region]], language: str, req: TranscribeParams
-) -> Iterator[FwSegment]:
-    """Decode `chunks` (each at most SPEECH_S of speech, in window samples) of `audio`; yields faster-whisper
-    segments in window time.
+) -> list[FwSegment]:
+    """Decode `chunks` (lists of speech regions of `audio`, at most CHUNK_SPEECH_S of speech each); returns
+    faster-whisper segments in window time.
 
-    The chunks' speech is cut out and laid end to end; each chunk is one clip of that speech for the batched
-    pipeline, and restore_speech_timestamps maps speech time back to window time. A batched decode is a single
-    greedy/beam pass per chunk at temperature 0, where WhisperModel.transcribe would seek on after an early
-    end-of-text and retry at higher temperatures; so a chunk whose result looks wrong (see _suspect) is decoded
-    again that way, alone."""
+    A batched decode is a single greedy/beam pass per chunk at temperature 0, whereas WhisperModel.transcribe seeks
+    on from the last timestamp after an early end-of-text. So, as its seek loop does, the speech of a chunk after
+    its last decoded segment (when at least TAIL_S of it is left) is decoded on in another batched round. Each
+    tail stays a chunk of its own: packing the tails of different chunks into one clip would let a segment run
+    from one tail into another, far away in time, which cannot be mapped back (measured: text out of order)."""
+    out: list[FwSegment] = []
+    for round_ in range(MAX_ROUNDS):
+        tails: list[list[Region]] = []
+        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req)):
+            out.extend(segs)
+            done = max((fw.end for fw in segs if fw.text.strip()), default=chunk[0]["start"] / SR)
+            rest = _after(chunk, int(done * SR))
+            if sum(r["end"] - r["start"] for r in rest) >= TAIL_S * SR:
+                tails.append(rest)
+        if not tails or round_ + 1 == MAX_ROUNDS:
+            break
+        chunks = tails
+    out.sort(key=lambda fw: fw.start)
+    return out
+
+
+def _after(chunk: list[Region], sample: int) -> list[Region]:
+    """The part of a chunk's speech regions after `sample` (window samples)."""
+    return [{"start": max(r["start"], sample), "end": r["end"]} for r in chunk if r["end"] > sample]
+
+
+def _decode_once(
+    model: WhisperModel, audio: np.ndarray, chunks: list[list[Region]], language: str, req: TranscribeParams
+) -> list[list[FwSegment]]:
+    """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
+    segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
+    with WhisperModel.transcribe, which retries at higher temperatures."""
     regions = [r for chunk in chunks for r in chunk]
     speech = _cut(audio, regions)
     clips: list[tuple[float, float]] = []
@@ -290,7 +322,7 @@ def _decode_batched(
         size = sum(r["end"] - r["start"] for r in chunk)
         clips.append((pos / SR, (pos + size) / SR))
         pos += size
-    batched, _info = BatchedInferencePipeline(model).transcribe(
+    batched, _info = _Pipeline(model).transcribe(
         speech,
         language=language,
         task="transcribe",
@@ -302,27 +334,91 @@ def _decode_batched(
         without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
         batch_size=BATCH_SIZE,
     )
-    per_chunk: list[list[FwSegment]] = [[] for _ in clips]
+    per_clip: list[list[FwSegment]] = [[] for _ in clips]
     starts = [a for a, _b in clips]
     for fw in batched:
-        per_chunk[max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)].append(fw)
-    out: list[FwSegment] = []
-    for (a, b), segs in zip(clips, per_chunk):
+        per_clip[max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)].append(fw)
+    out: list[list[FwSegment]] = []
+    for chunk, (a, b), segs in zip(chunks, clips, per_clip):
         if _suspect(segs, a, b):
-            segs = [_shift(fw, a) for fw in _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)]
-        out.extend(segs)
-    return restore_speech_timestamps(out, regions, SR)
+            segs = _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)
+        else:
+            segs = [_shift(fw, -a) for fw in segs]
+        out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
+    return out
+
+
+class _Pipeline(BatchedInferencePipeline):
+    """faster-whisper's batched pipeline, keeping the text after a clip's last timestamp pair.
+
+    WhisperModel._split_segments_by_timestamps drops an unfinished last segment (text after the last pair of
+    timestamp tokens, with no closing timestamp) because the sequential seek loop decodes it again from the last
+    timestamp. The batched pipeline has no such loop, so upstream those words are lost: typically the last words
+    of a file, or of a chunk whose speech runs to its end. Here they become a segment that ends at the clip's end.
+    forward() is upstream's (faster-whisper 1.2.1) with that one change."""
+
+    def forward(self, features, tokenizer, chunks_metadata, options):  # type: ignore[no-untyped-def]
+        encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
+        segmented_outputs = []
+        segment_sizes = []
+        for chunk_metadata, output in zip(chunks_metadata, outputs):
+            duration = chunk_metadata["duration"]
+            segment_size = int(np.ceil(duration) * self.model.frames_per_second)
+            segment_sizes.append(segment_size)
+            subsegments = _split_keeping_tail(self.model, tokenizer, output["tokens"], chunk_metadata["offset"],
+                                              segment_size, duration)
+            segmented_outputs.append(
+                [
+                    dict(
+                        text=tokenizer.decode(sub["tokens"]),
+                        avg_logprob=output["avg_logprob"],
+                        no_speech_prob=output["no_speech_prob"],
+                        tokens=sub["tokens"],
+                        start=sub["start"],
+                        end=sub["end"],
+                        compression_ratio=get_compression_ratio(tokenizer.decode(sub["tokens"])),
+                        seek=int(chunk_metadata["offset"] * self.model.frames_per_second),
+                    )
+                    for sub in subsegments
+                ]
+            )
+        if options.word_timestamps:
+            self.last_speech_timestamp = self.model.add_word_timestamps(
+                segmented_outputs,
+                tokenizer,
+                encoder_output,
+                segment_sizes,
+                options.prepend_punctuations,
+                options.append_punctuations,
+                self.last_speech_timestamp,
+            )
+        return segmented_outputs
+
+
+def _split_keeping_tail(
+    model: WhisperModel, tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float  # type: ignore[no-untyped-def]
+) -> list[dict]:
+    subsegments, _seek, _single_ending = model._split_segments_by_timestamps(
+        tokenizer=tokenizer, tokens=tokens, time_offset=offset, segment_size=segment_size,
+        segment_duration=duration, seek=0,
+    )
+    used = sum(len(sub["tokens"]) for sub in subsegments)
+    rest = tokens[used:]
+    if subsegments and any(t < tokenizer.eot for t in rest):  # text tokens after the last timestamp pair
+        start = subsegments[-1]["end"]
+        if rest[0] >= tokenizer.timestamp_begin:
+            start = offset + (rest[0] - tokenizer.timestamp_begin) * model.time_precision
+        subsegments.append(dict(seek=0, start=start, end=max(start, offset + duration), tokens=rest))
+    return subsegments
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
-    """A batched chunk result worth a second, sequential decode: speech left over at the end (the decoder stopped
-    early, or skipped part of the chunk and squeezed the rest), a repetition loop, or a low-confidence pass (the
-    thresholds WhisperModel.transcribe uses for its temperature fallback)."""
+    """A batched clip result worth a second, sequential decode: nothing at all from a clip with speech, a
+    repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
+    fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts:
         return end_s - start_s >= MISSING_S
-    if end_s - texts[-1].end >= MISSING_S:
-        return True
     return any(fw.compression_ratio > 2.4 or fw.avg_logprob < -1.0 for fw in texts)
 
 

@@ -13,8 +13,10 @@ import { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../jobs/jobConfig.js";
 import type { Utterance } from "../pipeline/utterances.js";
+import { spoolPath } from "../storage/blobs/spool.js";
 import { getJob, insertJob, type JobRow } from "../storage/jobs.js";
 import { checkBeforeUpload, checkQuotaFor } from "./admission.js";
+import { assertPartReadable } from "./partStream.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./server.js";
 import { closeAfterAnswer } from "./transcribe.js";
@@ -169,6 +171,7 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
       throw err;
     });
+    let blobKey: string | null = null;
     let queued = false; // from then on the blob is the job's, removed when the job ends
     try {
       if (!blob) throw new ApiError("H0001", "file is required");
@@ -182,11 +185,12 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       }
       await checkQuotaFor(app, client, audioS);
       const id = randomBytes(16).toString("base64url");
+      blobKey = (await blobs.adopt(blob.path)).key;
       await insertJob(store, {
         id,
         client_id: client.id,
         config: JSON.stringify(jobConfig),
-        blob_key: blob.key,
+        blob_key: blobKey,
         file_format: fileFormat,
         audio_s: audioS,
         max_attempts: config.maxAttempts,
@@ -207,8 +211,10 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
       return body;
     } catch (err) {
-      if (blob && !queued) await blobs.remove(blob.key);
+      if (blobKey && !queued) await blobs.remove(blobKey).catch(() => {});
       throw err;
+    } finally {
+      if (blob) await fs.promises.rm(blob.path, { force: true });
     }
   });
 }
@@ -224,7 +230,7 @@ async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: Fasti
     if (!job || job.deleted_at !== null) throw new ApiError("H0004", "the transcription was deleted while it ran");
     if (job.state === "completed" || job.state === "failed") return job;
     if (gone) {
-      req.log.info({ job_id: id }, "client left before the synchronous transcription finished");
+      req.log.info({ job_id: id, client_id: req.client?.id }, "client left before the synchronous transcription finished");
       return null;
     }
     await new Promise((r) => setTimeout(r, pause));
@@ -234,13 +240,14 @@ async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: Fasti
 
 interface OpenAiUpload {
   fields: OpenAiRequest;
-  blob: { key: string; path: string; bytes: number } | null;
+  /** The file in the spool (src/storage/blobs/spool.ts) until the route adopts it into the blob store. */
+  blob: { path: string; bytes: number } | null;
 }
 
-/** The multipart body: text fields, and the `file` part streamed to a new blob (never held in memory). */
+/** The multipart body: text fields, and the `file` part streamed to a spool file (never held in memory). */
 async function readOpenAiUpload(req: FastifyRequest, app: FastifyInstance, maxBytes: number): Promise<OpenAiUpload> {
   if (!req.isMultipart()) throw new ApiError("H0001", "request body must be multipart/form-data");
-  const { blobs } = app.sori;
+  const { dataDir } = app.sori.config;
   const text: Record<string, string> = {};
   const granularities: string[] = [];
   let blob: OpenAiUpload["blob"] = null;
@@ -257,16 +264,16 @@ async function readOpenAiUpload(req: FastifyRequest, app: FastifyInstance, maxBy
         if (part.fieldname === "file") throw new ApiError("H0001", "file given more than once");
         continue;
       }
-      const target = blobs.allocate();
-      const b = { ...target, bytes: 0 };
+      assertPartReadable(part.file);
+      const b = { path: spoolPath(dataDir), bytes: 0 };
       blob = b;
       part.file.on("data", (c: Buffer) => (b.bytes += c.length));
       part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`)));
-      await pipeline(part.file, fs.createWriteStream(target.path, { mode: 0o600 }));
+      await pipeline(part.file, fs.createWriteStream(b.path, { mode: 0o600 }));
       if (part.file.truncated) throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
     }
   } catch (err) {
-    if (blob) await blobs.remove(blob.key);
+    if (blob) await fs.promises.rm(blob.path, { force: true });
     if (err instanceof ApiError) throw err;
     if ((err as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
     throw new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);

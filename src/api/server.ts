@@ -6,13 +6,17 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { ApiError, isApiError } from "../errors.js";
 import { authRoutes } from "./auth.js";
+import { healthRoutes } from "./health.js";
+import { recordApiError } from "../metrics/index.js";
 import type { AppContext } from "./context.js";
 import { callbackSecretRoutes } from "./callbackSecret.js";
+import { clientErrorHandler, frameworkErrors } from "./clientError.js";
 import { consoleRoutes } from "./console.js";
 import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
 import { openaiRoutes } from "./openai.js";
-import { transcribeRoutes } from "./transcribe.js";
+import { openapiRoutes } from "./openapi.js";
+import { closeAfterAnswer, transcribeRoutes } from "./transcribe.js";
 
 export async function buildServer(ctx: AppContext, log: Logger): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -21,6 +25,8 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
     routerOptions: { maxParamLength: 200 },
     bodyLimit: 1024 * 1024, // non-multipart bodies (authenticate) are small
     trustProxy: false,
+    clientErrorHandler, // parser-level refusals in the spec's shape too
+    frameworkErrors,
   });
   app.decorate("sori", ctx);
   app.decorateRequest("client", null);
@@ -34,9 +40,18 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   app.setErrorHandler((err, req, reply) => {
     const apiErr = toApiError(err);
     if (apiErr.code === "E500") req.log.error({ err }, "unhandled error");
+    recordApiError(apiErr.code);
     reply.status(apiErr.status).send(apiErr.toBody());
   });
+  // A refusal sent before the body was read (a multipart limit hit, a bad part) leaves the rest of the body unread:
+  // on a keep-alive connection the client's next request would then never be parsed, a hang found by
+  // test/security/abuse.test.ts. The rest is read and dropped (bounded; then the connection is cut).
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (!req.raw.complete) closeAfterAnswer(req.raw, reply.raw);
+    return payload;
+  });
   app.setNotFoundHandler((_req, reply) => {
+    recordApiError("H0004");
     reply.status(404).send(new ApiError("H0004", "no such endpoint").toBody());
   });
 
@@ -48,7 +63,9 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   await app.register(openaiRoutes);
   await app.register(callbackSecretRoutes);
   await app.register(consoleRoutes);
-  app.get("/healthz", async () => ({ status: "ok" }));
+  // /healthz, /readyz and /metrics (docs/observability.md).
+  await app.register(healthRoutes, { store: ctx.store, engines: ctx.engines ?? [], metrics: ctx.config.metrics.enabled });
+  await app.register(openapiRoutes); // GET /openapi.json, no auth
   return app;
 }
 

@@ -1,5 +1,6 @@
 // POST /v1/transcribe (submit) and GET /v1/transcribe/{id} (read), exactly as the spec's tables say.
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { containerDuration } from "../audio/duration.js";
@@ -62,11 +63,12 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       throw new ApiError("A0001", `audio usage quota of ${quotaS} s per ${config.quotaWindowS} s is used up`);
     }
 
-    const upload = await readUpload(req, blobs, config.maxFileBytes).catch((err) => {
+    const upload = await readUpload(req, config.dataDir, config.maxFileBytes).catch((err) => {
       if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
       throw err;
     });
-    const blob = upload.blob;
+    const blob = upload.file; // in the spool until it is adopted into the blob store
+    let blobKey: string | null = null;
     try {
       const jobConfig = parseJobConfig(upload.configText);
       checkCallbackUrl(jobConfig.callback_url, config.callbackAllowPrivate);
@@ -85,11 +87,12 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
         throw new ApiError("A0001", `this file would exceed the audio usage quota of ${quotaS} s per ${config.quotaWindowS} s`);
       }
       const id = randomBytes(16).toString("base64url");
+      blobKey = (await blobs.adopt(blob.path)).key;
       await insertJob(store, {
         id,
         client_id: client.id,
         config: JSON.stringify(jobConfig),
-        blob_key: blob.key,
+        blob_key: blobKey,
         file_format: format,
         audio_s: audioS,
         max_attempts: config.maxAttempts,
@@ -98,8 +101,11 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       app.sori.onJobQueued();
       return { id };
     } catch (err) {
-      if (blob) await blobs.remove(blob.key);
+      // Left behind only if the store is unreachable now; the orphan sweep removes it later.
+      if (blobKey) await blobs.remove(blobKey).catch(() => {});
       throw err;
+    } finally {
+      if (blob) await fs.promises.rm(blob.path, { force: true });
     }
   });
 

@@ -68,12 +68,12 @@ export class CallbackSender {
     const body = JSON.stringify({ id: job.id, status: job.state });
     const secret = callbackSecret(this.opts.key, client);
     const delivery = randomBytes(12).toString("base64url");
-    await this.attempt({ jobId, url, body, secret, delivery }, 1);
+    await this.attempt({ jobId, clientId: job.client_id, url, body, secret, delivery }, 1);
   }
 
-  private async attempt(d: { jobId: string; url: string; body: string; secret: string; delivery: string }, n: number): Promise<void> {
+  private async attempt(d: { jobId: string; clientId: string; url: string; body: string; secret: string; delivery: string }, n: number): Promise<void> {
     const delays = this.opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-    const log = this.opts.log.child({ job_id: d.jobId, delivery: d.delivery, attempt: n });
+    const log = this.opts.log.child({ job_id: d.jobId, client_id: d.clientId, delivery: d.delivery, attempt: n });
     const out = await this.post(d.url, d.body, {
       "content-type": "application/json",
       "user-agent": "sori-callback/1",

@@ -21,7 +21,13 @@ function runUntilSignal(config: Config, opts: { api: boolean; workers: number })
     const shutdown = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      log.info({ signal }, "shutting down");
+      log.info({ signal, grace_s: config.shutdownGraceS }, "shutting down");
+      // A stop that hangs (a store that does not answer) must not keep the process: in-flight work is handed back
+      // or its lease expires, so leaving is safe.
+      setTimeout(() => {
+        log.error("shutdown did not finish in time; exiting");
+        process.exit(1);
+      }, (config.shutdownGraceS + 30) * 1000).unref();
       running.stop().then(
         () => process.exit(0),
         (err) => {

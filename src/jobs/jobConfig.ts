@@ -11,7 +11,7 @@ const languageCode = z
   .string()
   .refine((c) => WHISPER_LANGUAGES.has(c), { message: "is not a supported ISO 639-1 language code" });
 
-const ConfigSchema = z.object({
+export const ConfigSchema = z.object({
   model_name: z.enum(["sommers", "whisper"]).default("sommers"),
   language: z.enum(["ko", "ja", "detect", "multi"]).optional(),
   language_candidates: z.array(languageCode).min(1).max(100).optional(),

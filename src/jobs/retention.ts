@@ -1,12 +1,19 @@
 // Retention: results are kept `retentionS` after a job ends, then dropped (reads answer 410 H0007). Audio is
 // already deleted when the job ends; this sweep also removes blobs that no live job refers to (an upload cut off
 // mid-way, a crash between storing the file and recording the job).
-import type { BlobStore } from "../storage/blobs.js";
+import type { BlobStore } from "../storage/blobs/index.js";
 import type { Store } from "../storage/db.js";
 
-const ORPHAN_AGE_MS = 3600_000;
+/** Default for `orphanAgeMs` (SORI_ORPHAN_AGE_S): an upload in progress has no job row yet, so the age must exceed
+ * the longest pause a live upload may have. Tests lower it to see a killed upload's file go. */
+export const ORPHAN_AGE_MS = 3600_000;
 
-export async function sweepExpired(store: Store, blobs: BlobStore, now = Date.now()): Promise<{ expired: number; orphans: number }> {
+export async function sweepExpired(
+  store: Store,
+  blobs: BlobStore,
+  now = Date.now(),
+  orphanAgeMs = ORPHAN_AGE_MS,
+): Promise<{ expired: number; orphans: number }> {
   const r = await store.db
     .updateTable("jobs")
     .set({ result: null, expired: 1, blob_key: null })
@@ -14,7 +21,7 @@ export async function sweepExpired(store: Store, blobs: BlobStore, now = Date.no
     .where("expires_at", "<", now)
     .executeTakeFirst();
   let orphans = 0;
-  for (const key of await blobs.listOlderThan(ORPHAN_AGE_MS, now)) {
+  for (const key of await blobs.listOlderThan(orphanAgeMs, now)) {
     const live = await store.db
       .selectFrom("jobs")
       .select("id")

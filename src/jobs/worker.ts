@@ -6,7 +6,8 @@ import type { Engine } from "../engine/client.js";
 import type { ModelRegistry } from "../engine/models.js";
 import { EngineError } from "../engine/protocol.js";
 import { runPipeline } from "../pipeline/run.js";
-import type { BlobStore } from "../storage/blobs.js";
+import { recordAttempt, recordFirstClaim, timeStage } from "../metrics/index.js";
+import { BlobNotFoundError, type BlobStore, type OpenedBlob } from "../storage/blobs/index.js";
 import type { Store } from "../storage/db.js";
 import type { JobRow } from "../storage/jobs.js";
 import { insightForJob, type LlmBackend } from "../insight/index.js";
@@ -68,18 +69,31 @@ export class Worker {
   }
 
   /**
-   * Stops claiming. An in-flight job gets `graceMs` to finish; after that it is handed back to the queue and the
-   * engine is stopped, so another worker can take it at once instead of waiting for the lease to expire.
+   * Stops claiming. An in-flight job gets `graceMs` (SORI_SHUTDOWN_GRACE_S) to finish; after that it is handed back
+   * to the queue and the engine is killed, so another worker can take it at once instead of waiting for the lease
+   * to expire (test/e2e/faults.test.ts).
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     this.nudge();
-    const finished = await Promise.race([this.loop?.then(() => true), sleep(graceMs).then(() => false)]);
-    if (!finished && this.current) {
-      const release = this.currentPhase === "refine" ? releaseRefinement : releaseJob;
-      await release(this.deps.store, this.current.id, this.id).catch(() => {});
+    const loop = this.loop ?? Promise.resolve();
+    if (await Promise.race([loop.then(() => true), unrefSleep(graceMs).then(() => false)])) {
+      await this.deps.engine.stop();
+      return;
     }
-    await this.deps.engine.stop();
+    const job = this.current;
+    if (job) {
+      const release = this.currentPhase === "refine" ? releaseRefinement : releaseJob;
+      await release(this.deps.store, job.id, this.id).then(
+        () => this.deps.log.warn({ job_id: job.id, client_id: job.client_id, grace_s: graceMs / 1000 }, "shutdown: in-flight job handed back to the queue"),
+        (err: Error) => this.deps.log.warn({ job_id: job.id, client_id: job.client_id, err: err.message }, "shutdown: hand-back failed; the job returns when its lease expires"),
+      );
+    }
+    // The engine is still decoding work that is no longer ours: kill it now rather than wait for it. The loop then
+    // sees the attempt fail, its writes are fenced off (the row is not locked by us any more), and it ends; the
+    // wait is bounded so that the store is not closed under it.
+    await this.deps.engine.stop(0);
+    await Promise.race([loop, unrefSleep(5000)]);
   }
 
   private async run(): Promise<void> {
@@ -141,6 +155,7 @@ export class Worker {
     const jlog = log.child({ job_id: job.id, client_id: job.client_id, attempt: job.attempts });
     const started = Date.now();
     jlog.info({ audio_s: job.audio_s, format: job.file_format }, "job started");
+    if (job.attempts === 1) recordFirstClaim(job.created_at, started);
 
     let progress = 0;
     let lost = false;
@@ -152,11 +167,16 @@ export class Worker {
         .catch((err) => jlog.warn({ err: (err as Error).message }, "lease renewal failed"));
     }, Math.max(200, (config.leaseS * 1000) / 3));
 
+    let audio: OpenedBlob | null = null;
     try {
       if (!job.blob_key) throw new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false });
+      // A local file for the engine: the blob itself, or a spool copy of a remote one (released below).
+      audio = await blobs.open(job.blob_key).catch((err: unknown) => {
+        throw err instanceof BlobNotFoundError ? new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false }) : err;
+      });
       const jobConfig = JSON.parse(job.config) as JobConfig;
       const results: Awaited<ReturnType<typeof runPipeline>> & { insight?: unknown } = await runPipeline(
-        { config: jobConfig, audioPath: blobs.pathOf(job.blob_key), maxAudioS: config.maxAudioS },
+        { config: jobConfig, audioPath: audio.path, maxAudioS: config.maxAudioS },
         { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress: (f) => (progress = f) },
         job.audio_s,
       );
@@ -165,11 +185,11 @@ export class Worker {
         // The spec puts insight in the base result at completion, so `completed` waits for it; a failure gives
         // `insight: []` and the transcription completes all the same (docs/enterprise.md).
         const insightStarted = Date.now();
-        const { insight, error } = await insightForJob(
+        const { insight, error } = await timeStage("insight", () => insightForJob(
           { utterances: results.utterances, language: jobConfig.language, prompt: jobConfig.insight?.prompt, keywords: jobConfig.keywords },
           this.deps.insight ?? null,
           config.insight.timeoutS * 1000,
-        );
+        ));
         results.insight = insight;
         addons.insight_error = error;
         if (error) jlog.warn({ reason: error }, "insight failed; the job completes with insight []");
@@ -180,11 +200,13 @@ export class Worker {
         Object.assign(addons, config.refine.enabled && this.deps.refiner ? { refine_status: "queued" } : { refine_status: "failed", refine_error: "refiner_enqueue_failed" });
       }
       clearInterval(heartbeat);
-      if (lost || !(await completeJob(store, job.id, this.id, results, config.retentionS * 1000, Date.now(), addons))) {
+      if (lost || !(await timeStage("store", () => completeJob(store, job.id, this.id, results, config.retentionS * 1000, Date.now(), addons)))) {
+        recordAttempt("lost", (Date.now() - started) / 1000, null);
         jlog.warn("lease lost before completion; result discarded (another worker owns the job)");
         return;
       }
       const elapsed = (Date.now() - started) / 1000;
+      recordAttempt("completed", elapsed, job.audio_s);
       jlog.info({ elapsed_s: elapsed, rtf: job.audio_s ? elapsed / job.audio_s : null, utterances: results.utterances.length }, "job completed");
       this.deps.onFinal?.(job.id);
       // A queued refinement re-decodes the audio; it deletes the audio once it is final (src/refine/runner.ts).
@@ -193,10 +215,13 @@ export class Worker {
       clearInterval(heartbeat);
       const f = toFailure(err);
       jlog.warn({ code: f.code, reason: f.message }, "job attempt failed");
-      const outcome = await failJob(store, job, this.id, { ...f, message: hidePaths(f.message, job.blob_key ? blobs.pathOf(job.blob_key) : null) }, config.retentionS * 1000);
+      const outcome = await failJob(store, job, this.id, { ...f, message: hidePaths(f.message, audio?.path ?? null) }, config.retentionS * 1000);
       jlog.info({ outcome }, "job attempt recorded");
+      recordAttempt(outcome, (Date.now() - started) / 1000, null, f.code);
       if (outcome === "failed") this.deps.onFinal?.(job.id);
       if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
+    } finally {
+      await audio?.release();
     }
   }
 }
@@ -237,3 +262,5 @@ export function hidePaths(message: string, audioPath: string | null): string {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** A sleep that does not keep the process alive (shutdown waits). */
+const unrefSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());

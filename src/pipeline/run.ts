@@ -9,6 +9,7 @@ import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { speakerUtterances } from "../diarization/index.js";
 import { transcribeChannels } from "./channels.js";
 import { toUtterances, type Utterance } from "./utterances.js";
+import { timeStage } from "../metrics/index.js";
 
 export interface PipelineInput {
   config: JobConfig;
@@ -51,30 +52,31 @@ export async function runPipeline(input: PipelineInput, deps: PipelineDeps, audi
   if (input.config.use_multi_channel) {
     // A channel per speaker: transcribed channel by channel, spk = channel index, no diarization (so no words
     // are needed for it).
-    const recognized = await transcribeChannels(deps.engine, { ...params, word_timestamps: needsWords(input.config) }, {
+    const recognized = await timeStage("transcribe", () => transcribeChannels(deps.engine, { ...params, word_timestamps: needsWords(input.config) }, {
       wordTimestamps: needsWords(input.config),
       timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
       onProgress: deps.onProgress,
-    });
-    return { utterances: applyTextOptions(recognized, input.config) };
+    }));
+    return { utterances: await timeStage("text", () => applyTextOptions(recognized, input.config)) };
   }
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
-  const raw = await deps.engine.transcribe(params, {
+  // Stage timings feed /metrics; "transcribe" is the engine's whole request (decode, VAD and recognition).
+  const raw = await timeStage("transcribe", () => deps.engine.transcribe(params, {
     // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
     onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
     timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
-  });
+  }));
   const wordTimestamps = needsWords(input.config);
   let recognized: Utterance[];
   if (diarizing) {
-    const { turns } = await deps.engine.diarize(
+    const { turns } = await timeStage("diarize", () => deps.engine.diarize(
       { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
       { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
-    );
+    ));
     recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
   } else {
     recognized = toUtterances(raw.segments, { wordTimestamps });
   }
-  return { utterances: applyTextOptions(recognized, input.config) };
+  return { utterances: await timeStage("text", () => applyTextOptions(recognized, input.config)) };
 }

@@ -1,13 +1,12 @@
 // Runs one claimed refinement: checks that the job's audio is still there, refines its utterances, and records the
 // outcome with the fencing of queue.ts while a heartbeat renews the refinement lease. The audio of a job that asked
 // for refinement is kept after the base job completes and deleted here, once refinement is final.
-import fs from "node:fs";
 import type { Logger } from "pino";
 import type { Engine } from "../engine/client.js";
 import { EngineError } from "../engine/protocol.js";
 import type { JobConfig } from "../jobs/jobConfig.js";
 import type { Utterance } from "../pipeline/utterances.js";
-import type { BlobStore } from "../storage/blobs.js";
+import { BlobNotFoundError, type BlobStore, type OpenedBlob } from "../storage/blobs/index.js";
 import type { Store } from "../storage/db.js";
 import type { JobRow } from "../storage/jobs.js";
 import { completeRefinement, failRefinement, renewRefineLease, type RefineErrorCode, type RefineLease } from "./queue.js";
@@ -36,7 +35,7 @@ class RefineFailed extends Error {
 
 export async function runRefinement(job: JobRow, lease: RefineLease, deps: RefineRunDeps): Promise<"completed" | "retried" | "failed" | "lost"> {
   const { store, blobs, log } = deps;
-  const jlog = log.child({ job_id: job.id, phase: "refine", attempt: job.refine_attempts });
+  const jlog = log.child({ job_id: job.id, client_id: job.client_id, phase: "refine", attempt: job.refine_attempts });
   const started = Date.now();
   let lost = false;
   const heartbeat = setInterval(() => {
@@ -47,11 +46,12 @@ export async function runRefinement(job: JobRow, lease: RefineLease, deps: Refin
       .catch((err) => jlog.warn({ err: (err as Error).message }, "refine lease renewal failed"));
   }, Math.max(200, lease.leaseMs / 3));
   let outcome: "completed" | "retried" | "failed" | "lost";
+  let audio: OpenedBlob | null = null;
   try {
-    const audioPath = job.blob_key ? blobs.pathOf(job.blob_key) : null;
-    if (!audioPath || !fs.existsSync(audioPath)) {
-      throw new RefineFailed("refiner_input_unavailable", "the job's audio is no longer stored");
-    }
+    // A local file for the engine: the blob itself, or a spool copy of a remote one (released below).
+    audio = job.blob_key ? await blobs.open(job.blob_key).catch((err: unknown) => (err instanceof BlobNotFoundError ? null : Promise.reject(err))) : null;
+    if (!audio) throw new RefineFailed("refiner_input_unavailable", "the job's audio is no longer stored");
+    const audioPath = audio.path;
     const base = JSON.parse(job.result ?? "{}") as { utterances?: Utterance[] };
     if (!Array.isArray(base.utterances)) throw new RefineFailed("refiner_input_unavailable", "the base result has no utterances");
     const budgetS = job.audio_s ?? deps.maxAudioS;
@@ -82,6 +82,8 @@ export async function runRefinement(job: JobRow, lease: RefineLease, deps: Refin
     outcome = await failRefinement(store, job, lease.workerId, f.code, f.retryable);
     jlog.warn({ code: f.code, outcome, reason: f.message }, "refinement attempt failed");
     if (outcome !== "failed") return outcome;
+  } finally {
+    await audio?.release();
   }
   // Final either way: the audio was kept only for this.
   if (job.blob_key) await blobs.remove(job.blob_key);

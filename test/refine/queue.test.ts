@@ -19,7 +19,9 @@ import {
   releaseRefinement,
   renewRefineLease,
 } from "../../src/refine/queue.js";
-import { localBlobStore, type BlobStore } from "../../src/storage/blobs.js";
+import { type BlobStore } from "../../src/storage/blobs/index.js";
+import { newBlobKey } from "../../src/storage/blobs/keys.js";
+import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { insertClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob, type JobRow } from "../../src/storage/jobs.js";
@@ -175,7 +177,8 @@ for (const [label, usePg, skip] of [
     });
 
     it("the orphan sweep keeps the audio of a pending refinement", async () => {
-      const { key, path: file } = blobs.allocate();
+      const key = newBlobKey();
+      const file = path.join(dir, "data", "blobs", key);
       fs.writeFileSync(file, "audio");
       const old = new Date(Date.now() - 2 * 3600_000);
       fs.utimesSync(file, old, old);

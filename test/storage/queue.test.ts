@@ -9,7 +9,9 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import pg from "pg";
 import { sweepExpired } from "../../src/jobs/retention.js";
 import { claimJobs, completeJob, failJob, reapExpired, releaseJob, renewLease } from "../../src/jobs/queue.js";
-import { localBlobStore, type BlobStore } from "../../src/storage/blobs.js";
+import { type BlobStore } from "../../src/storage/blobs/index.js";
+import { newBlobKey } from "../../src/storage/blobs/keys.js";
+import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { getClient, insertClient, listClients, updateClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { audioSecondsSince, countInFlight, getJob, insertJob, type JobRow } from "../../src/storage/jobs.js";
@@ -469,12 +471,14 @@ for (const [label, makeBackend, skip] of [
     });
 
     describe("retention", () => {
+      // The local store's files, written directly: the sweep reads their age from the mtime.
+      const blobPath = (key: string): string => path.join(where.dataDir, "blobs", key);
       const writeBlob = (): string => {
-        const { key, path: p } = blobs.allocate();
-        fs.writeFileSync(p, "audio");
+        const key = newBlobKey();
+        fs.writeFileSync(blobPath(key), "audio");
         return key;
       };
-      const blobExists = (key: string): boolean => fs.existsSync(blobs.pathOf(key));
+      const blobExists = (key: string): boolean => fs.existsSync(blobPath(key));
 
       it("marks finished jobs expired after their retention and drops the result", async () => {
         const done = await addJob();

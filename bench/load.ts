@@ -1,0 +1,242 @@
+// Load test (issue 7, part 4): N short jobs queued on one `sori serve` with W in-process workers, and, while they
+// run, a read load at R requests/s (autocannon, bounded to S seconds) on GET /v1/transcribe/{id}.
+//
+//   nice -n 19 npx tsx bench/load.ts [--jobs 1000] [--workers 4] [--read-rps 200] [--read-s 60]
+//                                    [--database-url postgres://...] [--models-file FILE.json] [--json OUT]
+//
+// Figures, all from the real processes and the store:
+// - lost: accepted job ids (HTTP 200 with an id) that did not end `completed` (missing, failed or still open when
+//   the run gave up). Must be 0.
+// - duplicates: jobs claimed more than once (attempts > 1) plus jobs whose completion was recorded more than once
+//   (a worker's "job completed" log line per completion; completion is fenced, so the result is written once).
+// - FIFO violations: jobs whose first claim (`started_at`, set by the claim statement) came strictly before the
+//   first claim of a job submitted earlier (lower `seq`): claim order against submission order.
+// - read latency p50/p99/max (ms, autocannon, corrected for coordinated omission at the fixed rate), and the
+//   responses by status class (any 5xx is a failure; 429 would mean the client's read limit, which is lifted here).
+// - the 1-minute load average at the start and the end: this machine is shared, so latency moves with it.
+// The same function runs in test/load/load.test.ts with small numbers.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import autocannon from "autocannon";
+import { openStore } from "../src/storage/db.js";
+import { authenticate, submit } from "../test/helpers/api.js";
+import { createClient, startSori, TESTDATA } from "../test/helpers/server.js";
+
+export interface LoadOptions {
+  jobs: number;
+  workers: number;
+  readRps: number;
+  readS: number;
+  /** Short clip every job transcribes; default: the shortest real clip of the shared test data (2.1 s, ko). */
+  clip?: string;
+  /** PostgreSQL store instead of the embedded SQLite one (the database must exist and be empty). */
+  databaseUrl?: string;
+  modelsFile?: string;
+  /** Give up waiting for the jobs after this long. */
+  timeoutS?: number;
+  submitConcurrency?: number;
+  progress?: (line: string) => void;
+}
+
+export interface LoadReport {
+  jobs: number;
+  workers: number;
+  accepted: number;
+  refused: number;
+  completed: number;
+  failed: number;
+  lost: number;
+  duplicate_claims: number;
+  duplicate_completions: number;
+  duplicates: number;
+  fifo_violations: number;
+  jobs_s: number;
+  jobs_per_s: number;
+  open_when_reads_ended: number;
+  reads: {
+    target_rps: number;
+    duration_s: number;
+    requests: number;
+    achieved_rps: number;
+    p50_ms: number;
+    p99_ms: number;
+    max_ms: number;
+    "2xx": number;
+    non2xx: number;
+    "5xx": number;
+    errors: number;
+    timeouts: number;
+  };
+  load_avg_1m: { start: number; end: number };
+}
+
+export const DEFAULT_CLIP = path.join(TESTDATA, "ko", "deeply_studioapt_sub100101a00063.wav");
+
+export async function runLoad(o: LoadOptions): Promise<LoadReport> {
+  const say = o.progress ?? (() => {});
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-load-"));
+  const env: NodeJS.ProcessEnv = {
+    SORI_DATA_DIR: path.join(dir, "data"),
+    SORI_PORT: "0",
+    SORI_WORKERS: String(o.workers),
+    SORI_POLL_MS: "200",
+    SORI_LOG_LEVEL: "info",
+    ...(o.databaseUrl ? { SORI_DATABASE_URL: o.databaseUrl } : {}),
+    ...(o.modelsFile ? { SORI_MODELS_FILE: path.resolve(o.modelsFile) } : {}),
+  };
+  const loadStart = os.loadavg()[0]!;
+  // One client holds every job: its concurrency bound and quota are lifted, and its read rate is far above the
+  // load's, so what the reads measure is the server, not the per-client limiter.
+  const creds = createClient(env, ["--max-concurrent", String(o.jobs + 10), "--quota-hours", "0", "--read-rps", "100000"]);
+  const sori = await startSori("serve", env);
+  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: env.SORI_DATA_DIR! });
+  try {
+    const token = await authenticate(sori.url, creds.client_id, creds.client_secret);
+    const clip = new Blob([fs.readFileSync(o.clip ?? DEFAULT_CLIP)]);
+    const config = { model_name: "whisper", language: "ko" };
+    const started = Date.now();
+
+    // Submit: a few uploads in flight at once; the store's seq is the submission order.
+    const ids: string[] = [];
+    let refused = 0;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: o.submitConcurrency ?? 4 }, async () => {
+        while (next < o.jobs) {
+          next++;
+          const r = await submit(sori.url, token, clip, config);
+          if (r.status === 200 && typeof r.body.id === "string") ids.push(r.body.id);
+          else refused++;
+        }
+      }),
+    );
+    say(`submitted ${ids.length} jobs (${refused} refused) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    // Reads while the jobs run: a fixed rate over a sample of the job ids, bounded in time.
+    const sample = ids.filter((_, i) => i % Math.max(1, Math.floor(ids.length / 50)) === 0);
+    const reads = await autocannon({
+      url: sori.url,
+      connections: 10,
+      overallRate: o.readRps,
+      duration: o.readS,
+      headers: { authorization: `Bearer ${token}` },
+      requests: sample.map((id) => ({ method: "GET" as const, path: `/v1/transcribe/${id}` })),
+    });
+    const openAfterReads = await openJobs(store);
+    say(`reads done: ${reads.requests.total} requests, p50 ${reads.latency.p50} ms, p99 ${reads.latency.p99} ms; ${openAfterReads} jobs still open`);
+
+    // Wait for every job to be final.
+    const deadline = Date.now() + (o.timeoutS ?? 3600) * 1000;
+    let lastSay = 0;
+    for (;;) {
+      const open = await openJobs(store);
+      if (open === 0 || Date.now() > deadline) break;
+      if (Date.now() - lastSay > 30_000) {
+        lastSay = Date.now();
+        say(`${open} jobs open after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const jobsS = (Date.now() - started) / 1000;
+
+    const rows = await store.db
+      .selectFrom("jobs")
+      .select(["id", "seq", "state", "attempts", "started_at"])
+      .where("client_id", "=", creds.client_id)
+      .orderBy("seq")
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const lost = ids.filter((id) => byId.get(id)?.state !== "completed").length;
+    const completions = new Map<string, number>();
+    for (const line of sori.logs) {
+      if (!line.includes('"job completed"')) continue;
+      const id = (JSON.parse(line) as { job_id?: string }).job_id;
+      if (id) completions.set(id, (completions.get(id) ?? 0) + 1);
+    }
+    const duplicateClaims = rows.filter((r) => r.attempts > 1).length;
+    const duplicateCompletions = [...completions.values()].filter((n) => n > 1).length;
+    const duplicates = new Set([...rows.filter((r) => r.attempts > 1).map((r) => r.id), ...[...completions].filter(([, n]) => n > 1).map(([id]) => id)]).size;
+    let fifo = 0;
+    let latestEarlierClaim = -Infinity;
+    for (const r of rows) {
+      if (r.started_at === null) continue;
+      if (r.started_at < latestEarlierClaim) fifo++;
+      latestEarlierClaim = Math.max(latestEarlierClaim, r.started_at);
+    }
+    const by = (lo: number) => reads[`${lo / 100}xx` as "2xx" | "4xx" | "5xx"] ?? 0;
+    return {
+      jobs: o.jobs,
+      workers: o.workers,
+      accepted: ids.length,
+      refused,
+      completed: rows.filter((r) => r.state === "completed").length,
+      failed: rows.filter((r) => r.state === "failed").length,
+      lost,
+      duplicate_claims: duplicateClaims,
+      duplicate_completions: duplicateCompletions,
+      duplicates,
+      fifo_violations: fifo,
+      jobs_s: round(jobsS),
+      jobs_per_s: round(ids.length / jobsS),
+      open_when_reads_ended: openAfterReads,
+      reads: {
+        target_rps: o.readRps,
+        duration_s: o.readS,
+        requests: reads.requests.total,
+        achieved_rps: round(reads.requests.total / o.readS),
+        p50_ms: reads.latency.p50,
+        p99_ms: reads.latency.p99,
+        max_ms: reads.latency.max,
+        "2xx": by(200),
+        non2xx: reads.non2xx,
+        "5xx": by(500),
+        errors: reads.errors,
+        timeouts: reads.timeouts,
+      },
+      load_avg_1m: { start: round(loadStart), end: round(os.loadavg()[0]!) },
+    };
+  } finally {
+    await store.close();
+    await sori.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function openJobs(store: Awaited<ReturnType<typeof openStore>>): Promise<number> {
+  const r = await store.db
+    .selectFrom("jobs")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("state", "in", ["queued", "running"])
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+const round = (n: number): number => Math.round(n * 100) / 100;
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const report = await runLoad({
+    jobs: Number(arg("jobs") ?? 1000),
+    workers: Number(arg("workers") ?? 4),
+    readRps: Number(arg("read-rps") ?? 200),
+    readS: Number(arg("read-s") ?? 60),
+    databaseUrl: arg("database-url"),
+    modelsFile: arg("models-file"),
+    clip: arg("clip"),
+    progress: (l) => process.stderr.write(`[load] ${l}\n`),
+  });
+  const json = JSON.stringify(report, null, 2);
+  process.stdout.write(json + "\n");
+  const out = arg("json");
+  if (out) fs.writeFileSync(out, json + "\n");
+  const ok = report.lost === 0 && report.duplicates === 0 && report.fifo_violations === 0 && report.reads["5xx"] === 0;
+  process.exitCode = ok ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await main();

@@ -1,0 +1,38 @@
+// What the rest of the code calls: small recording functions, so a hook in the worker or pipeline is one line
+// and knows nothing of prom-client.
+import { audioSeconds, errors, jobDuration, jobQueueWait, realTimeFactor, stageDuration, type Stage } from "./registry.js";
+
+export { registry } from "./registry.js";
+export type { Stage } from "./registry.js";
+
+/** Runs one pipeline stage and records its wall time, whether it succeeds or throws. */
+export async function timeStage<T>(stage: Stage, fn: () => Promise<T> | T): Promise<T> {
+  const end = stageDuration.startTimer({ stage });
+  try {
+    return await fn();
+  } finally {
+    end();
+  }
+}
+
+export type AttemptOutcome = "completed" | "failed" | "retried" | "lost";
+
+/** One job attempt ended. `audioS` counts only for completed attempts (processed audio, and its RTF). */
+export function recordAttempt(outcome: AttemptOutcome, elapsedS: number, audioS: number | null, errorCode?: string): void {
+  jobDuration.observe({ outcome }, elapsedS);
+  if (outcome === "completed" && audioS) {
+    audioSeconds.inc(audioS);
+    realTimeFactor.observe(elapsedS / audioS);
+  }
+  if (errorCode) errors.inc({ source: "job", code: errorCode });
+}
+
+/** A job's first claim: how long it waited in the queue. */
+export function recordFirstClaim(createdAt: number, now = Date.now()): void {
+  jobQueueWait.observe(Math.max(0, (now - createdAt) / 1000));
+}
+
+/** An API request was refused with a spec error body. */
+export function recordApiError(code: string): void {
+  errors.inc({ source: "api", code });
+}

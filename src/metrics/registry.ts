@@ -1,0 +1,64 @@
+// The process's Prometheus registry (prom-client). One per process, like pino's logger: workers, the pipeline and
+// the HTTP error handler record into it with plain function calls, and GET /metrics renders it.
+// No label ever carries a client id, job id or any job content: labels are fixed, small sets (state, stage,
+// outcome, code), so the exposition is safe to scrape without a token and its cardinality stays bounded.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+// Short clips finish in well under a second of engine time; long recordings take many minutes.
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+
+/** Set at scrape time from the store (src/metrics/queue.ts), so it is right whichever process changed the rows. */
+export const queueJobs = new Gauge({
+  name: "sori_queue_jobs",
+  help: "Jobs in the store by state (queued: waiting, including retries in backoff; running: claimed)",
+  labelNames: ["state"] as const,
+  registers: [registry],
+});
+
+export const jobDuration = new Histogram({
+  name: "sori_job_duration_seconds",
+  help: "Wall time of one job attempt in a worker, from claim to its recorded outcome",
+  labelNames: ["outcome"] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const jobQueueWait = new Histogram({
+  name: "sori_job_queue_wait_seconds",
+  help: "Time from submission to a job's first claim by a worker",
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const stageDuration = new Histogram({
+  name: "sori_stage_duration_seconds",
+  help: "Wall time of one pipeline stage of a job",
+  labelNames: ["stage"] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const audioSeconds = new Counter({
+  name: "sori_audio_seconds_processed_total",
+  help: "Seconds of audio of the jobs completed by this process's workers",
+  registers: [registry],
+});
+
+export const realTimeFactor = new Histogram({
+  name: "sori_job_real_time_factor",
+  help: "Wall time of a completed job attempt divided by its audio duration (lower is faster)",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+  registers: [registry],
+});
+
+export const errors = new Counter({
+  name: "sori_errors_total",
+  help: "Errors by spec code: refused API requests (source=api) and failed job attempts (source=job)",
+  labelNames: ["source", "code"] as const,
+  registers: [registry],
+});
+
+export type Stage = "transcribe" | "diarize" | "text" | "insight" | "store";

@@ -1,0 +1,146 @@
+// Network namespaces as separate "hosts" for multi-host tests: each namespace gets a veth link to a bridge in the
+// root namespace, all on one private /24; the root namespace holds the bridge address (where PostgreSQL listens).
+// The filesystem stays shared, which is the "shared mount" deployment for audio blobs. Needs root and iproute2.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import readline from "node:readline";
+import { ROOT, type SoriProcess } from "./server.js";
+
+export interface NetHost {
+  /** Namespace name, as `ip netns` knows it. */
+  ns: string;
+  /** The namespace's address on the lab network. */
+  addr: string;
+}
+
+export interface NetLab {
+  /** The root namespace's address on the lab network (the bridge). */
+  hostAddr: string;
+  hosts: Record<string, NetHost>;
+  /** Kills every process left in the namespaces, deletes them and the bridge. Safe to call twice. */
+  destroy(): void;
+}
+
+const ip = (...args: string[]): { ok: boolean; out: string } => {
+  const r = spawnSync("ip", args, { encoding: "utf8" });
+  return { ok: r.status === 0, out: `${r.stdout ?? ""}${r.stderr ?? ""}` };
+};
+const must = (...args: string[]): string => {
+  const r = ip(...args);
+  if (!r.ok) throw new Error(`ip ${args.join(" ")} failed: ${r.out}`);
+  return r.out;
+};
+
+/** Why namespaces cannot be made here, or null when they can. */
+export function netnsUnavailable(): string | null {
+  if (process.getuid?.() !== 0) return "needs root to create network namespaces";
+  const v = spawnSync("ip", ["-V"], { encoding: "utf8" });
+  if (v.error || v.status !== 0) return "the `ip` command (iproute2) is missing";
+  const probe = `sori-probe-${process.pid}`;
+  const r = ip("netns", "add", probe);
+  ip("netns", "del", probe);
+  return r.ok ? null : `cannot create a network namespace: ${r.out.trim()}`;
+}
+
+/** A /24 under 10.213.0.0/16 that no interface here uses yet (several test runs may share the machine). */
+function freeSubnet(): string {
+  const used = ip("-4", "-o", "addr").out;
+  for (let i = 0; i < 50; i++) {
+    const third = 1 + Math.floor(Math.random() * 254);
+    if (!used.includes(`10.213.${third}.`)) return `10.213.${third}`;
+  }
+  throw new Error("no free 10.213.x.0/24 subnet");
+}
+
+/** Creates one namespace per role (e.g. api, w1, w2), each linked to a fresh bridge. */
+export function createNetLab(roles: string[]): NetLab {
+  const tag = randomBytes(2).toString("hex");
+  const net = freeSubnet();
+  const bridge = `sbr${tag}`; // interface names are limited to 15 characters
+  const hosts: Record<string, NetHost> = {};
+  let destroyed = false;
+  const destroy = (): void => {
+    if (destroyed) return;
+    destroyed = true;
+    for (const { ns } of Object.values(hosts)) {
+      for (const pid of ip("netns", "pids", ns).out.split(/\s+/).filter((p) => /^\d+$/.test(p))) {
+        try {
+          process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      ip("netns", "del", ns); // also deletes the veth pair
+    }
+    ip("link", "del", bridge);
+  };
+  process.once("exit", destroy); // last resort if the test process dies before its cleanup hook
+  try {
+    must("link", "add", bridge, "type", "bridge");
+    must("addr", "add", `${net}.1/24`, "dev", bridge);
+    must("link", "set", bridge, "up");
+    roles.forEach((role, i) => {
+      const ns = `sori-${role}-${process.pid}-${tag}`;
+      const outer = `sv${tag}${i}`;
+      const inner = `sn${tag}${i}`;
+      const addr = `${net}.${i + 2}`;
+      must("netns", "add", ns);
+      hosts[role] = { ns, addr };
+      must("link", "add", outer, "type", "veth", "peer", "name", inner);
+      must("link", "set", outer, "master", bridge);
+      must("link", "set", outer, "up");
+      must("link", "set", inner, "netns", ns);
+      must("-n", ns, "addr", "add", `${addr}/24`, "dev", inner);
+      must("-n", ns, "link", "set", inner, "up");
+      must("-n", ns, "link", "set", "lo", "up");
+    });
+  } catch (e) {
+    destroy();
+    throw e;
+  }
+  return { hostAddr: `${net}.1`, hosts, destroy };
+}
+
+/**
+ * Spawns `sori <command>` (from source, through tsx) inside a namespace and waits for "sori started", as
+ * test/helpers/server.ts's startSori does on the host. `ip netns exec` execs the command, so the child's pid is
+ * the sori process itself (kill -9 hits it, not a wrapper).
+ */
+export async function startSoriIn(ns: string, command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
+  const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
+  const child = spawn("ip", ["netns", "exec", ns, process.execPath, "--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args], {
+    env: fullEnv,
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`sori ${command} in ${ns} did not start:\n${logs.join("\n")}`)), 90_000);
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      logs.push(line);
+      if (line.includes('"sori started"')) {
+        clearTimeout(t);
+        resolve((JSON.parse(line) as { address: string | null }).address ?? "");
+      }
+    });
+    readline.createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
+    child.once("exit", (code) => {
+      clearTimeout(t);
+      reject(new Error(`sori ${command} in ${ns} exited with ${code}:\n${logs.join("\n")}`));
+    });
+  });
+  return {
+    child,
+    url,
+    dataDir: env.SORI_DATA_DIR ?? "",
+    env: fullEnv,
+    logs,
+    stop: (signal = "SIGTERM") =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill(signal);
+      }),
+  };
+}

@@ -1,0 +1,154 @@
+// Building blocks for scale-out tests: a fresh database on the machine's PostgreSQL, a local S3-compatible server
+// (moto, from the dev extra of engine/pyproject.toml), and `sori serve --no-workers` + `sori worker` as separate
+// processes sharing them. Reusable by the multi-host and fault tests.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import pg from "pg";
+import { freePort } from "./pgCluster.js";
+import { createClient, ROOT, startSori, tempDataDir, type SoriProcess } from "./server.js";
+
+export const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Why the shared PostgreSQL cannot be used, or null when it can. */
+export async function pgUnavailable(): Promise<string | null> {
+  return admin((c) => c.query("SELECT 1")).then(
+    () => null,
+    (e: Error) => `PostgreSQL unreachable at ${PG_ADMIN_URL} (${e.message}); set SORI_TEST_PG_URL or start it`,
+  );
+}
+
+export interface PgDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, uniquely named database; drop() removes it (closing whatever is still connected). */
+export async function createPgDatabase(prefix = "sori_test"): Promise<PgDatabase> {
+  const name = `${prefix}_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name, drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) };
+}
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  /** What a sori process needs to use it (SORI_BLOB_STORE=s3 and dummy credentials moto accepts). */
+  env: NodeJS.ProcessEnv;
+  client: S3Client;
+  stop(): Promise<void>;
+}
+
+const MOTO = path.join(ROOT, ".venv", "bin", "moto_server");
+
+/** Why moto cannot be started here, or null when it can. */
+export function s3Unavailable(): string | null {
+  return fs.existsSync(MOTO) ? null : `no ${MOTO}: install the engine's dev extra (.venv/bin/pip install -e 'engine[dev]')`;
+}
+
+/** moto's S3 on a free local port, with one fresh bucket. */
+export async function startS3(): Promise<S3Server> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(MOTO, ["-H", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
+    const ok = await fetch(`${endpoint}/`).then(
+      (r) => r.status < 500,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`moto_server did not answer within 30 s: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const creds = { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" };
+  Object.assign(process.env, creds); // the SDK's default chain, in this process too
+  const bucket = `sori-test-${randomBytes(4).toString("hex")}`;
+  const client = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true });
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  return {
+    endpoint,
+    bucket,
+    client,
+    env: { ...creds, SORI_BLOB_STORE: "s3", SORI_S3_BUCKET: bucket, SORI_S3_ENDPOINT: endpoint, SORI_S3_FORCE_PATH_STYLE: "1" },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        client.destroy();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+export interface ScaleOut {
+  db: PgDatabase;
+  api: SoriProcess;
+  workers: SoriProcess[];
+  /** Environment shared by every process (database, blob store, data dir). */
+  env: NodeJS.ProcessEnv;
+  client: { client_id: string; client_secret: string };
+  /** Starts one more `sori worker` process, with extra environment (e.g. its own SORI_POLL_MS). */
+  addWorker(extraEnv?: NodeJS.ProcessEnv): Promise<SoriProcess>;
+  stop(): Promise<void>;
+}
+
+/** A fresh PostgreSQL database, `sori serve --no-workers` and `workers` `sori worker` processes. Each process gets
+ * its own data dir unless the blob store is local (then they share one, as hosts sharing a mount would). */
+export async function startScaleOut(opts: { env?: NodeJS.ProcessEnv; workerEnv?: NodeJS.ProcessEnv; workers?: number } = {}): Promise<ScaleOut> {
+  const db = await createPgDatabase("sori_scaleout");
+  const shared = { SORI_DATABASE_URL: db.url, SORI_PORT: "0", ...opts.env };
+  const localBlobs = (shared.SORI_BLOB_STORE ?? "local") === "local";
+  const sharedDir = tempDataDir();
+  const dirs = [sharedDir];
+  const dataDir = (): string => {
+    if (localBlobs) return sharedDir;
+    const d = tempDataDir();
+    dirs.push(d);
+    return d;
+  };
+  const procs: SoriProcess[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(procs.map((p) => p.stop("SIGKILL")));
+    await db.drop();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  };
+  try {
+    const apiEnv = { ...shared, SORI_DATA_DIR: sharedDir };
+    const client = createClient(apiEnv);
+    const api = await startSori("serve", apiEnv, ["--no-workers"]);
+    procs.push(api);
+    const addWorker = async (extraEnv: NodeJS.ProcessEnv = {}): Promise<SoriProcess> => {
+      const w = await startSori("worker", { ...shared, SORI_DATA_DIR: dataDir(), ...opts.workerEnv, ...extraEnv });
+      procs.push(w);
+      return w;
+    };
+    const workers: SoriProcess[] = [];
+    for (let i = 0; i < (opts.workers ?? 1); i++) workers.push(await addWorker());
+    return { db, api, workers, env: shared, client, addWorker, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,85 @@
+// schemathesis (PyPI, the engine's [dev] extra) against a real server, driven by the server's own /openapi.json:
+// generated and mutated requests for every operation, with a client's bearer token. It fails on any 5xx, and on a
+// response whose status, content type or body the document does not declare. The server has no workers, so the
+// few submits that pass every check only queue a job. A fixed seed keeps CI reproducible; run the same command
+// without --seed (and with a larger -n) to explore further.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { authenticate } from "../helpers/api.js";
+import { createClient, ROOT, startSori, tempDataDir, type SoriProcess } from "../helpers/server.js";
+
+const ST = path.join(ROOT, ".venv", "bin", "schemathesis");
+const RUN_LIMIT_MS = 80_000;
+
+describe("schemathesis against /openapi.json", { skip: fs.existsSync(ST) ? false : "no .venv/bin/schemathesis: run make install" }, () => {
+  let sori: SoriProcess;
+  let env: NodeJS.ProcessEnv;
+  let token: string;
+
+  before(async () => {
+    env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_WORKERS: "0",
+      SORI_PORT: "0",
+      // The fuzzer is one fast client: the rate limits would turn most of its requests into 429s.
+      SORI_DEFAULT_READ_RPS: "10000",
+      SORI_DEFAULT_READ_BURST: "10000",
+      SORI_AUTH_RPS: "10000",
+      SORI_AUTH_BURST: "10000",
+      SORI_MAX_FILE_BYTES: String(4 * 1024 * 1024),
+    };
+    const c = createClient(env);
+    sori = await startSori("serve", env);
+    token = await authenticate(sori.url, c.client_id, c.client_secret);
+  });
+  after(async () => {
+    await sori.stop();
+    fs.rmSync(env.SORI_DATA_DIR!, { recursive: true, force: true });
+  });
+
+  it("finds no server error and no undeclared response", { timeout: RUN_LIMIT_MS + 10_000 }, async () => {
+    const args = [
+      "run", `${sori.url}/openapi.json`,
+      "--header", `Authorization: Bearer ${token}`,
+      "--phases", "examples,coverage,fuzzing",
+      "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+      "--max-examples", "15",
+      "--seed", "20261121",
+      "--request-timeout", "10",
+      "--workers", "1",
+      "--no-color",
+    ];
+    const run = await runFor(ST, args, RUN_LIMIT_MS);
+    const summary = run.output.split("\n").filter((l) => /passed|failed|error|Test cases/.test(l)).slice(-6).join("\n");
+    assert.ok(!run.timedOut, `schemathesis ran past ${RUN_LIMIT_MS} ms:\n${run.output.slice(-4000)}`);
+    assert.equal(run.code, 0, run.output.slice(-8000));
+    assert.match(run.output, /Operations:\s+\d+ selected/, summary);
+    // The server logs every 5xx it answers; there must be none, whatever schemathesis made of them.
+    assert.deepEqual(sori.logs.filter((l) => l.includes('"unhandled error"')), []);
+  });
+});
+
+function runFor(cmd: string, args: string[], limitMs: number): Promise<{ code: number | null; output: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    // Its example database (.hypothesis) and crash files (.schemathesis) go to a scratch directory, not the repo.
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "sori-st-"));
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    let timedOut = false;
+    const t = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, limitMs);
+    child.on("close", (code) => {
+      clearTimeout(t);
+      fs.rmSync(cwd, { recursive: true, force: true });
+      resolve({ code, output, timedOut });
+    });
+  });
+}
