@@ -13,6 +13,8 @@
 //   first claim of a job submitted earlier (lower `seq`): claim order against submission order.
 // - read latency p50/p99/max (ms, autocannon, corrected for coordinated omission at the fixed rate), and the
 //   responses by status class (any 5xx is a failure; 429 would mean the client's read limit, which is lifted here).
+// - server read time p50/p99/max: Fastify's own responseTime of the same reads (from the server's log), so the
+//   time the reads spent queued in the client or the kernel on a CPU-starved machine can be told apart.
 // - the 1-minute load average at the start and the end: this machine is shared, so latency moves with it.
 // The same function runs in test/load/load.test.ts with small numbers.
 import fs from "node:fs";
@@ -68,6 +70,10 @@ export interface LoadReport {
     "5xx": number;
     errors: number;
     timeouts: number;
+    /** The server's own time per read (Fastify's responseTime in its log): without the client's queueing. */
+    server_p50_ms: number;
+    server_p99_ms: number;
+    server_max_ms: number;
   };
   load_avg_1m: { start: number; end: number };
 }
@@ -116,6 +122,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
 
     // Reads while the jobs run: a fixed rate over a sample of the job ids, bounded in time.
     const sample = ids.filter((_, i) => i % Math.max(1, Math.floor(ids.length / 50)) === 0);
+    const readsFrom = Date.now();
     const reads = await autocannon({
       url: sori.url,
       connections: 10,
@@ -124,8 +131,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       headers: { authorization: `Bearer ${token}` },
       requests: sample.map((id) => ({ method: "GET" as const, path: `/v1/transcribe/${id}` })),
     });
+    const readsTo = Date.now();
     const openAfterReads = await openJobs(store);
-    say(`reads done: ${reads.requests.total} requests, p50 ${reads.latency.p50} ms, p99 ${reads.latency.p99} ms; ${openAfterReads} jobs still open`);
+    const server = serverReadTimes(sori.logs, readsFrom, readsTo);
+    say(`reads done: ${reads.requests.total} requests, p50 ${reads.latency.p50} ms, p99 ${reads.latency.p99} ms (server p99 ${percentile(server, 0.99)} ms); ${openAfterReads} jobs still open`);
 
     // Wait for every job to be final.
     const deadline = Date.now() + (o.timeoutS ?? 3600) * 1000;
@@ -194,6 +203,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
         "5xx": by(500),
         errors: reads.errors,
         timeouts: reads.timeouts,
+        server_p50_ms: percentile(server, 0.5),
+        server_p99_ms: percentile(server, 0.99),
+        server_max_ms: percentile(server, 1),
       },
       load_avg_1m: { start: round(loadStart), end: round(os.loadavg()[0]!) },
     };
@@ -214,6 +226,28 @@ async function openJobs(store: Awaited<ReturnType<typeof openStore>>): Promise<n
 }
 
 const round = (n: number): number => Math.round(n * 100) / 100;
+
+/** Fastify's responseTime of each GET /v1/transcribe/{id} that completed inside the read window. */
+function serverReadTimes(logs: readonly string[], from: number, to: number): number[] {
+  const reads = new Set<string>();
+  const times: number[] = [];
+  for (const line of logs) {
+    if (!line.startsWith("{")) continue;
+    const l = JSON.parse(line) as { time: number; reqId?: string; msg?: string; req?: { method: string; url: string }; responseTime?: number };
+    if (!l.reqId) continue;
+    if (l.msg === "incoming request" && l.req?.method === "GET" && l.req.url.startsWith("/v1/transcribe/")) reads.add(l.reqId);
+    else if (l.msg === "request completed" && reads.has(l.reqId) && l.time >= from && l.time <= to && l.responseTime !== undefined) {
+      times.push(l.responseTime);
+    }
+  }
+  return times;
+}
+
+function percentile(values: number[], q: number): number {
+  if (!values.length) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
+}
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

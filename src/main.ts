@@ -46,9 +46,12 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const nudge = (): void => workers.forEach((w) => w.nudge());
   // Jobs queued by API processes elsewhere wake this process's workers at once (polling stays the fallback).
   const listener = workers.length && store.dialect === "postgres" && config.databaseUrl ? listenForJobs(config.databaseUrl, nudge, log.child({ part: "wakeup" })) : null;
-  // A spool copy lives as long as an engine run may (src/storage/blobs/spool.ts); older ones were left by a crash
-  // (or by an upload cut off mid-way: SORI_ORPHAN_AGE_S is the margin on top).
-  const spoolMaxAgeMs = (2 * config.maxAudioS * config.engineTimeoutFactor + config.orphanAgeS) * 1000;
+  // Spool files older than these were left by a crash (src/storage/blobs/spool.ts): an upload cut off mid-way is
+  // abandoned once untouched for SORI_ORPHAN_AGE_S; an engine copy lives as long as an engine run may, plus that margin.
+  const spoolMaxAgeMs = {
+    upload: config.orphanAgeS * 1000,
+    engine: (2 * config.maxAudioS * config.engineTimeoutFactor + config.orphanAgeS) * 1000,
+  };
 
   const sweep = setInterval(() => {
     sweepSpool(config.dataDir, spoolMaxAgeMs).catch((err) => log.warn({ err: (err as Error).message }, "spool sweep failed"));

@@ -38,11 +38,11 @@ SR = audio_io.SAMPLE_RATE
 CHUNK_S = 30.0  # Whisper's window: a chunk is at most one window, so one detection and one decode cover all of it
 SPEECH_S = 20.0  # longest VAD speech region (Silero's max_speech_duration_s): longer speech is cut at a pause
 MIN_SILENCE_MS = 2000  # a pause that ends a VAD speech region (Silero's default)
-CHUNK_SPEECH_S = 20.0  # most speech per chunk (one encoder pass each, which costs the same however full it is)
+CHUNK_SPEECH_S = 30.0  # most speech per chunk (one encoder pass each, which costs the same however full it is)
 WINDOW_S = 300.0  # audio held for the VAD at once (19 MB of float32)
 GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in the next window: carried over
 BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
-MISSING_S = 3.0  # speech in a clip that decoded to no text at all: suspect
+MISSING_S = 3.0  # shortest clip worth a sequential re-decode when its batched result looks wrong
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
 MAX_ROUNDS = 3  # batched rounds per batch of chunks: the first pass and at most two continuations
 PROGRESS_INTERVAL_S = 1.0
@@ -178,8 +178,12 @@ class _Decoder:
         by_language: dict[str, list[list[Region]]] = {}
         for chunk in chunks:
             by_language.setdefault(self._language_of(window.audio, chunk), []).append(chunk)
+
+        def reached(sample: int) -> None:  # progress within the window, batch by batch
+            self.progress.update((window.offset + sample) / SR)
+
         for language, lang_chunks in by_language.items():
-            for fw in _decode_batched(self.model, window.audio, lang_chunks, language, self.req):
+            for fw in _decode_batched(self.model, window.audio, lang_chunks, language, self.req, reached):
                 segment = _to_segment(fw, language, self.req.word_timestamps, window.offset / SR)
                 if segment is not None:
                     self.segments.append(segment)
@@ -277,7 +281,12 @@ def _detect(model: WhisperModel, audio: np.ndarray, candidates: tuple[str, ...] 
 
 
 def _decode_batched(
-    model: WhisperModel, audio: np.ndarray, chunks: list[list[Region]], language: str, req: TranscribeParams
+    model: WhisperModel,
+    audio: np.ndarray,
+    chunks: list[list[Region]],
+    language: str,
+    req: TranscribeParams,
+    reached: Callable[[int], None] = lambda _sample: None,
 ) -> list[FwSegment]:
     """Decode `chunks` (lists of speech regions of `audio`, at most CHUNK_SPEECH_S of speech each); returns
     faster-whisper segments in window time.
@@ -290,10 +299,12 @@ def _decode_batched(
     out: list[FwSegment] = []
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
-        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req)):
+        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req, reached)):
             out.extend(segs)
-            done = max((fw.end for fw in segs if fw.text.strip()), default=chunk[0]["start"] / SR)
-            rest = _after(chunk, int(done * SR))
+            ends = [fw.end for fw in segs if fw.text.strip()]
+            if not ends:  # nothing recognizable in it: decoding it again would only repeat that
+                continue
+            rest = _after(chunk, int(max(ends) * SR))
             if sum(r["end"] - r["start"] for r in rest) >= TAIL_S * SR:
                 tails.append(rest)
         if not tails or round_ + 1 == MAX_ROUNDS:
@@ -309,11 +320,17 @@ def _after(chunk: list[Region], sample: int) -> list[Region]:
 
 
 def _decode_once(
-    model: WhisperModel, audio: np.ndarray, chunks: list[list[Region]], language: str, req: TranscribeParams
+    model: WhisperModel,
+    audio: np.ndarray,
+    chunks: list[list[Region]],
+    language: str,
+    req: TranscribeParams,
+    reached: Callable[[int], None],
 ) -> list[list[FwSegment]]:
     """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
-    with WhisperModel.transcribe, which retries at higher temperatures."""
+    with WhisperModel.transcribe, which retries at higher temperatures. `reached(sample)` is told, as each batch's
+    results come in, the window sample up to which the audio has been decoded (for progress)."""
     regions = [r for chunk in chunks for r in chunk]
     speech = _cut(audio, regions)
     clips: list[tuple[float, float]] = []
@@ -336,8 +353,11 @@ def _decode_once(
     )
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     starts = [a for a, _b in clips]
-    for fw in batched:
-        per_clip[max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)].append(fw)
+    for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
+        i = max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)
+        per_clip[i].append(fw)
+        last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
+        reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
     out: list[list[FwSegment]] = []
     for chunk, (a, b), segs in zip(chunks, clips, per_clip):
         if _suspect(segs, a, b):
@@ -416,9 +436,11 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     """A batched clip result worth a second, sequential decode: nothing at all from a clip with speech, a
     repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
     fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
+    if end_s - start_s < MISSING_S:  # a short tail or region: a second decode costs a full window for little
+        return False
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts:
-        return end_s - start_s >= MISSING_S
+        return True
     return any(fw.compression_ratio > 2.4 or fw.avg_logprob < -1.0 for fw in texts)
 
 

@@ -38,7 +38,7 @@ async function multipartFields(req: FastifyRequest): Promise<Record<string, unkn
   } catch (err) {
     // Nothing is stored here, so whatever fails is the body's fault (no boundary, truncated, too many parts):
     // the parser's plain Errors would otherwise be 500s (found by schemathesis, docs/security.md).
-    if (err instanceof ApiError) throw err;
+    if (err instanceof ApiError || (err as { code?: string }).code?.startsWith("FST_")) throw err; // the usual mapping
     throw new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);
   }
   return fields;

@@ -265,7 +265,7 @@ async function readOpenAiUpload(req: FastifyRequest, app: FastifyInstance, maxBy
         continue;
       }
       assertPartReadable(part.file);
-      const b = { path: spoolPath(dataDir), bytes: 0 };
+      const b = { path: spoolPath(dataDir, "upload"), bytes: 0 };
       blob = b;
       part.file.on("data", (c: Buffer) => (b.bytes += c.length));
       part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`)));

@@ -39,7 +39,7 @@ const idParam = {
   name: "id",
   in: "path",
   required: true,
-  description: "Job id returned by submit. Anything not matching the pattern is 400 H0001.",
+  description: "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
   schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
 };
 // Read-type routes all answer the read table's errors (src/api/jobAccess.ts).

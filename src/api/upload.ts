@@ -33,7 +33,7 @@ export async function readUpload(req: FastifyRequest, dataDir: string, maxBytes:
       }
       if (upload.file) throw new ApiError("H0001", "file part given more than once");
       assertPartReadable(part.file);
-      const target = { path: spoolPath(dataDir), bytes: 0 };
+      const target = { path: spoolPath(dataDir, "upload"), bytes: 0 };
       upload.file = target;
       part.file.on("data", (c: Buffer) => (target.bytes += c.length));
       // The parser would otherwise go on reading (and dropping) the rest of the part until the body ends.

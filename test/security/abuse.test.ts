@@ -108,6 +108,30 @@ describe("multipart, id and file-name abuse", () => {
     });
   }
 
+  it("a body refused half-read does not stall the next request on the same keep-alive connection", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const u = new URL(sori.url);
+    const send = (method: string, p: string, headers: Record<string, string | number>, body?: Buffer): Promise<{ status: number; port: number }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ host: u.hostname, port: u.port, method, path: p, agent, headers }, (res) => {
+          res.resume().on("end", () => resolve({ status: res.statusCode ?? 0, port: res.socket?.localPort ?? 0 }));
+        });
+        req.setTimeout(QUICK_MS, () => req.destroy(new Error(`${method} ${p}: no answer within ${QUICK_MS} ms`)));
+        req.on("error", reject);
+        req.end(body);
+      });
+    try {
+      const many = multipart("XyZ", Array.from({ length: 10_000 }, (_, i) => field(`f${i}`, "x")));
+      const first = await send("POST", "/v1/transcribe", { authorization: `Bearer ${token}`, "content-type": "multipart/form-data; boundary=XyZ", "content-length": many.length }, many);
+      assert.equal(first.status, 400);
+      const next = await send("GET", "/healthz", {});
+      assert.equal(next.status, 200);
+      assert.equal(next.port, first.port, "the connection was kept and reused");
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it("a file name with traversal or control characters never reaches the file system", async () => {
     const marker = `sori-evil-${randomBytes(6).toString("hex")}`;
     const names = [`../../../../../../../../tmp/${marker}`, `..\\..\\..\\${marker}`, `/tmp/${marker}`, `${marker}\u0000.wav`, `%2e%2e%2f${marker}`];
@@ -138,6 +162,12 @@ describe("multipart, id and file-name abuse", () => {
         assert.ok([400, 404].includes(r.status), `${method} ${pathPart}: ${r.status} ${r.text.slice(0, 200)}`);
         assert.ok(["H0001", "H0004"].includes(codeOf(r.text) ?? ""), `${method} ${pathPart}: ${r.text.slice(0, 200)}`);
       }
+    }
+    // The console serves only the files it listed at start, by exact name.
+    for (const name of ["..%2f..%2fpackage.json", "%2e%2e%2f%2e%2e%2fsrc%2fconfig.ts", "..", "index.html%00.js", "%2fetc%2fpasswd"]) {
+      const r = await rawRequest(sori.url, "GET", `/console/${name}`, token);
+      assert.equal(r.status, 404, `/console/${name}: ${r.text.slice(0, 200)}`);
+      assert.equal(codeOf(r.text), "H0004");
     }
     // The real job is untouched by all of that.
     const r = await rawRequest(sori.url, "GET", `/v1/transcribe/${real}`, token);

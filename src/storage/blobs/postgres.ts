@@ -74,7 +74,7 @@ export function postgresBlobStore(store: Store, dataDir: string): BlobStore {
     },
     async open(key) {
       checkKey(key);
-      const file = spoolPath(dataDir);
+      const file = spoolPath(dataDir, "engine");
       try {
         await pipeline(Readable.from(chunksOf(key)), fs.createWriteStream(file, { mode: 0o600 }));
       } catch (err) {

@@ -70,7 +70,7 @@ export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
       }
     },
     async open(key) {
-      const file = spoolPath(dataDir);
+      const file = spoolPath(dataDir, "engine");
       try {
         const res = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: name(key) }));
         await pipeline(res.Body as Readable, fs.createWriteStream(file, { mode: 0o600 }));

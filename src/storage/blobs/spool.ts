@@ -14,14 +14,18 @@ export function spoolDir(dataDir: string): string {
   return dir;
 }
 
+/** What a spool file holds; its name says so, because the two are abandoned on different clocks (sweepSpool). */
+export type SpoolUse = "upload" | "engine";
+const PREFIX: Record<SpoolUse, string> = { upload: "up-", engine: "rd-" };
+
 /** A fresh spool file name (not yet created). */
-export function spoolPath(dataDir: string): string {
-  return path.join(spoolDir(dataDir), `${randomBytes(12).toString("base64url")}.tmp`);
+export function spoolPath(dataDir: string, use: SpoolUse): string {
+  return path.join(spoolDir(dataDir), `${PREFIX[use]}${randomBytes(12).toString("base64url")}.tmp`);
 }
 
 /** Streams `source` to a new spool file; on any failure (over `maxBytes` included) the partial file is removed. */
-export async function spoolStream(dataDir: string, source: Readable, maxBytes?: number): Promise<{ path: string; bytes: number }> {
-  const file = spoolPath(dataDir);
+export async function spoolStream(dataDir: string, use: SpoolUse, source: Readable, maxBytes?: number): Promise<{ path: string; bytes: number }> {
+  const file = spoolPath(dataDir, use);
   const counter = byteLimit(maxBytes);
   try {
     await pipeline(source, counter, fs.createWriteStream(file, { mode: 0o600 }));
@@ -32,13 +36,18 @@ export async function spoolStream(dataDir: string, source: Readable, maxBytes?: 
   return { path: file, bytes: counter.bytes };
 }
 
-/** Removes spool files left by a process that died mid-way (older than any engine run may last). */
-export async function sweepSpool(dataDir: string, olderThanMs: number, now = Date.now()): Promise<number> {
+/**
+ * Removes spool files left by a process that died mid-way. An upload's file is written to until it is adopted
+ * (moments after its last byte), so one untouched for `maxAgeMs.upload` is abandoned; an engine copy is read for as
+ * long as an engine run may last, so it gets `maxAgeMs.engine`.
+ */
+export async function sweepSpool(dataDir: string, maxAgeMs: Record<SpoolUse, number>, now = Date.now()): Promise<number> {
   const dir = spoolDir(dataDir);
   let removed = 0;
   for (const name of await fs.promises.readdir(dir)) {
     const file = path.join(dir, name);
     const st = await fs.promises.stat(file).catch(() => null);
+    const olderThanMs = name.startsWith(PREFIX.upload) ? maxAgeMs.upload : maxAgeMs.engine;
     if (st?.isFile() && now - st.mtimeMs > olderThanMs) {
       await fs.promises.rm(file, { force: true });
       removed += 1;

@@ -1,0 +1,68 @@
+"""Regression: the last words of a batched chunk must not be dropped.
+
+faster-whisper's batched pipeline splits each clip's tokens with WhisperModel._split_segments_by_timestamps, which
+leaves out an unfinished last segment (text after the last pair of timestamp tokens, no closing timestamp): the
+sequential seek loop would decode it again, the batched pipeline never does. On the 60 s earnings-call clip, beam 5
+lost "... over 17 billion Euros" that way. transcriber._Pipeline keeps such text (transcriber._split_keeping_tail).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from conftest import Engine
+from faster_whisper.tokenizer import Tokenizer
+
+from sori_engine import models, transcriber
+from sori_engine.protocol import ModelConfig
+
+CLIP = "en/earnings22_1_4482311_3_62.wav"  # reference ends "... profit from recurring operations over 17 billion Euros."
+
+
+def words(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[^\w\s]", " ", text).split()
+
+
+def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
+    """Token level, no decoding: what upstream drops and what the override keeps."""
+    model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
+    tok = Tokenizer(model.hf_tokenizer, True, task="transcribe", language="en")
+
+    def ts(t: float) -> int:
+        return tok.timestamp_begin + round(t / model.time_precision)
+
+    # "<|0.00|> revenue ... billion<|4.00|><|4.00|> profit ... Euros" then end-of-text: the decoder stopped inside
+    # the last segment because the clip's audio ended there.
+    tokens = [ts(0.0), *tok.encode(" Revenue reached almost 64 billion."), ts(4.0), ts(4.0),
+              *tok.encode(" Profit over 17 billion Euros.")]
+    args = dict(tokenizer=tok, tokens=tokens, time_offset=10.0, segment_size=700, segment_duration=6.5, seek=0)
+    upstream, _seek, _single = model._split_segments_by_timestamps(**args)
+    assert "Euros" not in " ".join(tok.decode(s["tokens"]) for s in upstream)  # why the override exists
+
+    kept = transcriber._split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
+    assert [tok.decode(s["tokens"]).strip() for s in kept] == ["Revenue reached almost 64 billion.",
+                                                               "Profit over 17 billion Euros."]
+    assert (kept[-1]["start"], kept[-1]["end"]) == (14.0, 16.5)  # from its opening timestamp to the clip's end
+
+    # A complete ending (closing timestamp) is left exactly as upstream splits it.
+    complete = tokens + [ts(6.0)]
+    args["tokens"] = complete
+    upstream, _seek, _single = model._split_segments_by_timestamps(**args)
+    assert transcriber._split_keeping_tail(model, tok, complete, 10.0, 700, 6.5) == upstream
+
+
+def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
+    """The real model on the clip, with the sommers decoding (beam 5, VAD): the reference's last words are there."""
+    reply = engine.call(
+        "transcribe",
+        {"audio_path": str(testdata / CLIP), "model": {**model, "beam_size": 5}, "language_mode": "fixed",
+         "language": "en"},
+    )
+    segments = reply.result["segments"]
+    hyp = words(" ".join(s["text"] for s in segments))
+    assert "over 17 billion euros" in " ".join(hyp[-8:]), hyp[-12:]
+    assert segments[-1]["end"] > 55.0  # the last segment reaches the end of the speech (it ends at 59.6 s)
