@@ -5,6 +5,7 @@ Run from the repository root (takes a few minutes on 2 cores):
 
     .venv/bin/python bench/diarization.py                 # everything, default settings
     .venv/bin/python bench/diarization.py --json /tmp/diar.json --set one_speaker_sim=0.9 --set step_s=0.5
+    .venv/bin/python bench/diarization.py --cache /tmp/diar-cache --set merge_sim=0.88   # clustering-only reruns
 
 Two kinds of test audio, both read from ../shared/testdata (nothing is written into the repository):
 
@@ -19,7 +20,10 @@ Two kinds of test audio, both read from ../shared/testdata (nothing is written i
    - `mix{1,2,3,4}-*`: 1–4 speakers drawn from {ko sub1001a, ko sub1001b, en JFK, en LibriSpeech speaker}, cut into
      2–6 s pieces, shuffled turns (for speaker-count accuracy).
 
-Each file is diarized twice: with `spk_count` = the true count, and with `spk_count` = 0 (estimated). Printed:
+Each file is embedded once (VAD, windows, d-vectors: `embed_samples`) and clustered twice: with `spk_count` = the
+true count, and with `spk_count` = 0 (estimated). `--cache DIR` keeps the embeddings (they are deterministic for a
+file, a seed and the VAD/window settings, which are part of the cache key), so a rerun that only changes clustering
+settings takes seconds; a cached file has no RTF. Printed:
 
     DER      diarization error rate = (missed + false alarm + confusion) / reference speech, frame-based at 10 ms,
              speakers mapped one-to-one by the assignment that maximises overlap (Hungarian). `c0.25`: the 0.25 s
@@ -27,7 +31,8 @@ Each file is diarized twice: with `spk_count` = the true count, and with `spk_co
              reference speech counts once per speaker (the hypothesis never has overlap, so it is a miss).
     est      the estimated number of speakers (spk_count 0); `count accuracy` = files where est == truth, also over
              the real one-speaker recordings (ko/deeply_*, en/*), where a split is the typical failure.
-    RTF      diarization wall time / audio duration (VAD + embeddings + clustering; the audio is decoded beforehand),
+    RTF      diarization wall time / audio duration (VAD + embeddings + clustering with the count given; the audio is
+             decoded beforehand),
              the LSTM on one BLAS thread. Wall time depends on what else runs on the machine; the closing line also
              gives CPU time / audio duration (all threads of the process), which does not.
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import sys
 import time
@@ -49,7 +55,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio as audio_mod  # noqa: E402
-from sori_engine.diarize import DEFAULT_CONFIG, DiarizeConfig, diarize_samples  # noqa: E402
+from sori_engine.diarize import (  # noqa: E402
+    DEFAULT_CONFIG,
+    DiarizeConfig,
+    Embedded,
+    diarize_embedded,
+    embed_samples,
+)
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 SR = 16000
@@ -229,14 +241,50 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Embedding cache
+
+_EMBED_FIELDS = ("window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+
+
+def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
+    """One file per audio content and embedding settings (the name only makes it readable)."""
+    h = hashlib.sha1(samples.tobytes())
+    h.update(repr([getattr(cfg, f) for f in _EMBED_FIELDS]).encode())
+    return cache / f"{name.replace('/', '_')}-{h.hexdigest()[:16]}.npz"
+
+
+def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path | None) -> tuple[Embedded, bool]:
+    """The file's embeddings, from the cache when there; True when they were computed now."""
+    path = _cache_path(cache, name, samples, cfg) if cache else None
+    if path and path.exists():
+        z = np.load(path, allow_pickle=False)
+        regions = [tuple(r) for r in z["regions"].tolist()]
+        windows = [tuple(w) for w in z["windows"].tolist()]
+        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"]), False
+    em = embed_samples(samples, cfg)
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(
+            path,
+            duration_s=em.duration_s,
+            n_frames=em.n_frames,
+            regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
+            windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
+            emb=em.emb,
+        )
+    return em, True
+
+
+# ---------------------------------------------------------------------------------------------------------------
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", help="write per-file results here")
-    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--seed", default="7", help="seed of the built calls; several, comma-separated, build each set")
     ap.add_argument("--set", action="append", default=[], help="override a DiarizeConfig field, NAME=VALUE")
     ap.add_argument("--only", choices=["recordings", "calls"], help="run one kind of test audio only")
+    ap.add_argument("--cache", type=Path, help="keep embeddings in this folder (outside the repository)")
     args = ap.parse_args()
     cfg = DEFAULT_CONFIG
     types = {f.name: f.type for f in fields(DiarizeConfig)}
@@ -249,8 +297,10 @@ def main() -> int:
     if args.only != "calls":
         files += recordings()
     if args.only != "recordings":
-        files += built_calls(args.seed)
-    diarize_samples(files[0][1][: 5 * SR], 0, cfg)  # warm-up: weights load, VAD session
+        seeds = [int(x) for x in args.seed.split(",")]
+        for seed in seeds:  # with several seeds each file name says its seed
+            files += [(f"{n}@{seed}" if len(seeds) > 1 else n, *rest) for n, *rest in built_calls(seed)]
+    embed_samples(files[0][1][: 5 * SR], cfg)  # warm-up: weights load, VAD session
 
     rows = []
     total_audio = total_time = total_cpu = 0.0
@@ -258,13 +308,15 @@ def main() -> int:
     for name, samples, ref, uem in files:
         truth = len({s for _, _, s in ref})
         t0, c0 = time.perf_counter(), time.process_time()
-        fixed = diarize_samples(samples, truth, cfg)
+        em, computed = embed_cached(name, samples, cfg, args.cache)
+        fixed = diarize_embedded(em, truth, cfg)
         t1, c1 = time.perf_counter(), time.process_time()
-        est = diarize_samples(samples, 0, cfg)
+        est = diarize_embedded(em, 0, cfg)
         audio_s = len(samples) / SR
-        total_audio += audio_s
-        total_time += t1 - t0
-        total_cpu += c1 - c0
+        if computed:
+            total_audio += audio_s
+            total_time += t1 - t0
+            total_cpu += c1 - c0
         hyp_f = [(t.start, t.end, t.speaker) for t in fixed.turns]
         hyp_e = [(t.start, t.end, t.speaker) for t in est.turns]
         row = {
@@ -272,16 +324,17 @@ def main() -> int:
             "speakers": truth,
             "estimated": est.num_speakers,
             "audio_s": audio_s,
-            "rtf": (t1 - t0) / audio_s,
+            "rtf": (t1 - t0) / audio_s if computed else None,
             "fixed_c025": der(ref, hyp_f, 0.25, uem),
             "fixed_c0": der(ref, hyp_f, 0.0, uem),
             "est_c025": der(ref, hyp_e, 0.25, uem),
             "est_c0": der(ref, hyp_e, 0.0, uem),
         }
         rows.append(row)
+        rtf_s = f"{row['rtf']:.3f}" if computed else "cached"
         print(
             f"{name:34} {truth:3} {est.num_speakers:3}  {row['fixed_c025']['der']:9.1%} {row['fixed_c0']['der']:7.1%}"
-            f"  {row['est_c025']['der']:13.1%}  {row['rtf']:6.3f}",
+            f"  {row['est_c025']['der']:13.1%}  {rtf_s:>6}",
             flush=True,
         )
 
@@ -309,14 +362,15 @@ def main() -> int:
     print(f"count accuracy, 2-4 speakers: {sum(r['estimated'] == r['speakers'] for r in sel)}/{len(sel)}")
     if args.only != "recordings":
         singles = single_speaker_files()
-        counts = [diarize_samples(x, 0, cfg).num_speakers for _, x in singles]
+        counts = [diarize_embedded(embed_cached(n, x, cfg, args.cache)[0], 0, cfg).num_speakers for n, x in singles]
         wrong = [f"{name}={k}" for (name, _), k in zip(singles, counts) if k != 1]
         print(f"count accuracy, single-speaker recordings (ko/deeply_*, en/*): {counts.count(1)}/{len(counts)}"
               + (f" (wrong: {', '.join(wrong)})" if wrong else ""))
-    print(
-        f"RTF (spk_count given): wall {total_time / total_audio:.3f}, CPU time {total_cpu / total_audio:.3f} "
-        f"over {total_audio:.0f} s of audio"
-    )
+    if total_audio:
+        print(
+            f"RTF (spk_count given): wall {total_time / total_audio:.3f}, CPU time {total_cpu / total_audio:.3f} "
+            f"over {total_audio:.0f} s of audio (files embedded in this run)"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps({"config": str(cfg), "rows": rows}, indent=1))
     return 0

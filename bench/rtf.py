@@ -6,10 +6,11 @@ Two inputs are built from the shared test audio (../shared/testdata), in memory:
     en   the two 60 s earnings-call clips of en/ end to end (about 2 min)
 and each is transcribed by
     sori        sori_engine.transcriber.transcribe, the worker's call: streaming decode, windowed Silero VAD,
-                chunks of <= 30 s of speech decoded in batches (BatchedInferencePipeline)
+                chunks of <= 30 s of speech decoded in batches (BatchedInferencePipeline), continued from where a
+                chunk's decoding stopped early
     sequential  WhisperModel.transcribe(audio, language=..., beam_size=...) with faster-whisper's defaults
                 (no VAD, condition_on_previous_text=True, temperature fallback): what a plain script does
-with the same WhisperModel instance (int8 on CPU unless --compute-type says otherwise) and the same beam size.
+with the same WhisperModel instance (int8 on CPU unless --compute-type says otherwise).
 
 Printed per input and system: audio seconds, wall seconds, RTF (wall / audio), normalized CER (NFKC, lower case,
 whitespace, punctuation and symbols removed; corpus edit distance / reference length), and the ratio
@@ -17,7 +18,13 @@ RTF(sori) / RTF(sequential), and the same for process CPU time (all threads), wh
 than wall time. Model loading and one warm-up call are not timed. Each measurement is the best of
 --repeat runs, interleaved, since other work on the machine only ever makes a run slower.
 
-    .venv/bin/python bench/rtf.py [--beam 5] [--repeat 2] [--inputs ko,en] [--batch-size 8]
+    .venv/bin/python bench/rtf.py [--beam 5,1] [--sori-beam 5,1] [--repeat 2] [--inputs ko,en]
+        [--cpu-threads N] [--batch-size N] [--chunk-s S] [--speech-s S]
+
+--beam lists the sequential runs' beam sizes and --sori-beam sori's (default: the same list), so one run prints
+sori at the same beam as the baseline and sori's production settings (sommers: beam 5, whisper: beam 1) against
+the baseline's default (beam 5); every sori row gets a ratio against every sequential row. The load average is
+printed with each input, since other work on a shared machine inflates wall time most and CPU time a little.
 """
 
 from __future__ import annotations
@@ -107,51 +114,65 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=str(ROOT / "models" / "whisper-base"))
     ap.add_argument("--compute-type", default="int8")
-    ap.add_argument("--beam", type=int, default=5, help="beam size for both (sommers uses 5, whisper 1)")
+    ap.add_argument("--beam", default="5", help="sequential beam sizes, comma-separated (faster-whisper's default: 5)")
+    ap.add_argument("--sori-beam", default=None, help="sori beam sizes (default: as --beam; sommers 5, whisper 1)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--inputs", default="ko,en")
-    ap.add_argument("--batch-size", type=int, default=transcriber.BATCH_SIZE)
-    ap.add_argument("--cpu-threads", type=int, default=0)
-    ap.add_argument("--speech-s", type=float, default=transcriber.SPEECH_S)
-    ap.add_argument("--chunk-s", type=float, default=transcriber.CHUNK_SPEECH_S)
+    ap.add_argument("--cpu-threads", type=int, default=0, help="CTranslate2 threads (0: its default, as the registry)")
+    ap.add_argument("--batch-size", type=int, default=transcriber.BATCH_SIZE, help="sori's chunks per batch")
+    ap.add_argument("--chunk-s", type=float, default=transcriber.CHUNK_SPEECH_S, help="sori's speech per chunk")
+    ap.add_argument("--speech-s", type=float, default=transcriber.SPEECH_S, help="sori's longest VAD region")
     args = ap.parse_args()
     transcriber.BATCH_SIZE = args.batch_size
-    transcriber.SPEECH_S = args.speech_s
     transcriber.CHUNK_SPEECH_S = args.chunk_s
-    cfg = ModelConfig(path=args.model, device="cpu", compute_type=args.compute_type, beam_size=args.beam,
-                      cpu_threads=args.cpu_threads)
+    transcriber.SPEECH_S = args.speech_s
+    seq_beams = [int(b) for b in args.beam.split(",")]
+    sori_beams = [int(b) for b in (args.sori_beam or args.beam).split(",")]
+    systems = [("sequential", b) for b in seq_beams] + [("sori", b) for b in sori_beams]
+
+    def config(beam: int) -> ModelConfig:
+        return ModelConfig(path=args.model, device="cpu", compute_type=args.compute_type, beam_size=beam,
+                           cpu_threads=args.cpu_threads)
+
     refs = manifest()
-    models.get_model(cfg)  # load once, untimed
-    print(f"model {args.model} {args.compute_type} beam {args.beam} batch {args.batch_size}; cpus {os.cpu_count()}")
-    print(f"{'input':6} {'system':11} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'CPU s':>8} {'CPU RTF':>8}")
+    models.get_model(config(1))  # load once (beam size is not part of the cache key), untimed
+    print(f"model {args.model} {args.compute_type}; sori chunks {args.chunk_s:g} s, batch {args.batch_size}; "
+          f"cpu_threads {args.cpu_threads}; cpus {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'input':6} {'system':14} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'CPU s':>8} {'CPU RTF':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.inputs.split(","):
             language, samples, ref = build_input(name, refs)
             wav = Path(tmp) / f"{name}.wav"
             write_wav(wav, samples)
             audio_s = samples.shape[0] / SR
-            run_sori(cfg, wav, language)  # warm-up (VAD model load, caches)
-            best = {"sori": float("inf"), "sequential": float("inf")}
-            cpu = {"sori": float("inf"), "sequential": float("inf")}
-            text = {"sori": "", "sequential": ""}
+            run_sori(config(sori_beams[0]), wav, language)  # warm-up (VAD model load, caches)
+            wall = {k: float("inf") for k in systems}
+            cpu = {k: float("inf") for k in systems}
+            text = {k: "" for k in systems}
             for _ in range(args.repeat):
-                for system in ("sori", "sequential"):
+                for key in systems:
+                    system, beam = key
                     t0, c0 = time.perf_counter(), time.process_time()
-                    text[system] = (
-                        run_sori(cfg, wav, language) if system == "sori" else run_sequential(cfg, samples, language)
+                    text[key] = (
+                        run_sori(config(beam), wav, language)
+                        if system == "sori"
+                        else run_sequential(config(beam), samples, language)
                     )
-                    best[system] = min(best[system], time.perf_counter() - t0)
-                    cpu[system] = min(cpu[system], time.process_time() - c0)
-            for system in ("sori", "sequential"):
-                rtf = best[system] / audio_s
+                    wall[key] = min(wall[key], time.perf_counter() - t0)
+                    cpu[key] = min(cpu[key], time.process_time() - c0)
+            for key in systems:
+                label = f"{key[0]} b{key[1]}"
                 print(
-                    f"{name:6} {system:11} {audio_s:8.1f} {best[system]:8.1f} {rtf:7.3f} {cer(text[system], ref):6.3f} "
-                    f"{cpu[system]:8.1f} {cpu[system] / audio_s:8.3f}"
+                    f"{name:6} {label:14} {audio_s:8.1f} {wall[key]:8.1f} {wall[key] / audio_s:7.3f} "
+                    f"{cer(text[key], ref):6.3f} {cpu[key]:8.1f} {cpu[key] / audio_s:8.3f}"
                 )
-            print(
-                f"{name:6} ratio sori / sequential: wall RTF {best['sori'] / best['sequential']:.2f}, "
-                f"CPU {cpu['sori'] / cpu['sequential']:.2f}"
-            )
+            for s_key in [k for k in systems if k[0] == "sori"]:
+                for q_key in [k for k in systems if k[0] == "sequential"]:
+                    print(
+                        f"{name:6} ratio sori b{s_key[1]} / sequential b{q_key[1]}: "
+                        f"CPU {cpu[s_key] / cpu[q_key]:.2f}, wall {wall[s_key] / wall[q_key]:.2f}"
+                    )
+            print(f"{name:6} load average after: {os.getloadavg()[0]:.1f}")
             sys.stdout.flush()
     return 0
 

@@ -36,6 +36,7 @@ const EnvSchema = z.object({
   SORI_AUTH_RPS: z.coerce.number().min(0.01).default(2),
   SORI_AUTH_BURST: z.coerce.number().int().min(1).default(10),
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
+  SORI_ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
   SORI_OPENAI_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   SORI_CALLBACK_ALLOW_PRIVATE: bool.default(false),
@@ -91,6 +92,8 @@ export interface Config {
   authRps: number;
   authBurst: number;
   engineTimeoutFactor: number;
+  /** CPU niceness of the engine processes: below the API's, so reads stay fast while workers decode. */
+  engineNice: number;
   /** POST /v1/audio/transcriptions answers synchronously for files up to these (docs/extras.md). */
   openaiMaxAudioS: number;
   openaiMaxFileBytes: number;
@@ -167,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRps: e.SORI_AUTH_RPS,
     authBurst: e.SORI_AUTH_BURST,
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
+    engineNice: e.SORI_ENGINE_NICE,
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,
     openaiMaxFileBytes: e.SORI_OPENAI_MAX_FILE_BYTES,
     callbackAllowPrivate: e.SORI_CALLBACK_ALLOW_PRIVATE,

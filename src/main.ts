@@ -38,7 +38,7 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   for (let i = 0; i < opts.workers; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
-    const engine = new Engine({ python: config.python, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
+    const engine = new Engine({ python: config.python, nice: config.engineNice, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
     engines.push(engine);
     workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog, insight, refiner, onFinal: (job) => callbacks.notify(job) }));
   }

@@ -5,11 +5,14 @@ windows of WINDOW_S; the Silero VAD runs on one window at a time, and speech reg
 window's end are carried into the next window instead of being cut. Only a window (about 20 MB of float32) and its
 speech are in memory at once, so a 4-hour file costs what a 5-minute one does.
 
-Each window's speech regions are merged into chunks of at most 30 s of speech (Whisper's window) and the chunks
-are decoded as a batch with faster-whisper's BatchedInferencePipeline (one encoder call and one batched beam
-search for up to BATCH_SIZE chunks), which on CPU is much faster than WhisperModel.transcribe's window-by-window
-seek loop and, with condition_on_previous_text=False there anyway, gives the same text. Segment times are mapped
-back to file time with faster-whisper's own `restore_speech_timestamps`, as `vad_filter=True` does.
+Each window's speech regions are merged into chunks of at most 30 s of speech (Whisper's window: the encoder costs
+the same for a full window as for 2 s of speech, so full chunks mean fewer encoder passes) and the chunks are
+decoded in batches with faster-whisper's BatchedInferencePipeline (one encoder call and one batched beam search for
+up to BATCH_SIZE chunks). A batched pass has no seek loop, so two things WhisperModel.transcribe's loop does are
+done here: the unfinished last segment of a chunk is kept (_Pipeline), and the speech after the point where a
+chunk's decoding stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back
+to file time with faster-whisper's own `restore_speech_timestamps`, as `vad_filter=True` does. Figures:
+docs/audio.md.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.audio import pad_or_trim
+from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import get_compression_ratio
 from faster_whisper.transcribe import restore_speech_timestamps
@@ -37,14 +41,17 @@ log = logging.getLogger(__name__)
 SR = audio_io.SAMPLE_RATE
 CHUNK_S = 30.0  # Whisper's window: a chunk is at most one window, so one detection and one decode cover all of it
 SPEECH_S = 20.0  # longest VAD speech region (Silero's max_speech_duration_s): longer speech is cut at a pause
-MIN_SILENCE_MS = 2000  # a pause that ends a VAD speech region (Silero's default)
-CHUNK_SPEECH_S = 30.0  # most speech per chunk (one encoder pass each, which costs the same however full it is)
+# A pause that ends a VAD speech region (Silero's default). 500 ms packs chunks fuller (6 encoder passes instead
+# of 8 on bench/rtf.py's ko input) but more cuts cost accuracy there (CER 0.119 against 0.097).
+MIN_SILENCE_MS = 2000
+CHUNK_SPEECH_S = CHUNK_S  # most speech per chunk: one encoder pass each, which costs the same however full
 WINDOW_S = 300.0  # audio held for the VAD at once (19 MB of float32)
 GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in the next window: carried over
 BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
-MISSING_S = 3.0  # shortest clip worth a sequential re-decode when its batched result looks wrong
+MISSING_S = 3.0  # speech in a clip that decoded to no text at all: suspect
+MAX_COMPRESSION = 2.4  # text compression ratio above which a result is a repetition loop (faster-whisper's threshold)
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
-MAX_ROUNDS = 3  # batched rounds per batch of chunks: the first pass and at most two continuations
+MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
 
@@ -299,7 +306,7 @@ def _decode_batched(
     out: list[FwSegment] = []
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
-        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req, reached)):
+        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0)):
             out.extend(segs)
             ends = [fw.end for fw in segs if fw.text.strip()]
             if not ends:  # nothing recognizable in it: decoding it again would only repeat that
@@ -326,11 +333,14 @@ def _decode_once(
     language: str,
     req: TranscribeParams,
     reached: Callable[[int], None],
+    rests: bool,
 ) -> list[list[FwSegment]]:
     """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
-    with WhisperModel.transcribe, which retries at higher temperatures. `reached(sample)` is told, as each batch's
-    results come in, the window sample up to which the audio has been decoded (for progress)."""
+    with WhisperModel.transcribe, which retries at higher temperatures; for `rests` (the speech after an early
+    stop, often a second or two) that would cost a full window each, so only their repetition loops are dropped.
+    `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
+    decoded (for progress)."""
     regions = [r for chunk in chunks for r in chunk]
     speech = _cut(audio, regions)
     clips: list[tuple[float, float]] = []
@@ -360,7 +370,9 @@ def _decode_once(
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
     out: list[list[FwSegment]] = []
     for chunk, (a, b), segs in zip(chunks, clips, per_clip):
-        if _suspect(segs, a, b):
+        if rests:  # the speech after an early stop: keep what it gave, bar a repetition loop (seen: "はぁぁぁ...")
+            segs = [_shift(fw, -a) for fw in segs if fw.compression_ratio <= MAX_COMPRESSION]
+        elif _suspect(segs, a, b):
             segs = _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)
         else:
             segs = [_shift(fw, -a) for fw in segs]
@@ -416,8 +428,10 @@ class _Pipeline(BatchedInferencePipeline):
 
 
 def _split_keeping_tail(
-    model: WhisperModel, tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float  # type: ignore[no-untyped-def]
+    model: WhisperModel, tokenizer: Tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float
 ) -> list[dict]:
+    """model._split_segments_by_timestamps, plus the unfinished last segment it leaves out (from its opening
+    timestamp to the clip's end)."""
     subsegments, _seek, _single_ending = model._split_segments_by_timestamps(
         tokenizer=tokenizer, tokens=tokens, time_offset=offset, segment_size=segment_size,
         segment_duration=duration, seek=0,
@@ -436,12 +450,10 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     """A batched clip result worth a second, sequential decode: nothing at all from a clip with speech, a
     repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
     fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
-    if end_s - start_s < MISSING_S:  # a short tail or region: a second decode costs a full window for little
-        return False
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts:
-        return True
-    return any(fw.compression_ratio > 2.4 or fw.avg_logprob < -1.0 for fw in texts)
+        return end_s - start_s >= MISSING_S
+    return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < -1.0 for fw in texts)
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:

@@ -19,7 +19,7 @@ from faster_whisper.tokenizer import Tokenizer
 from sori_engine import models, transcriber
 from sori_engine.protocol import ModelConfig
 
-CLIP = "en/earnings22_1_4482311_3_62.wav"  # reference ends "... profit from recurring operations over 17 billion Euros."
+CLIP = "en/earnings22_1_4482311_3_62.wav"  # its reference ends "... from recurring operations over 17 billion Euros."
 
 
 def words(text: str) -> list[str]:

@@ -2,6 +2,7 @@
 // One engine serves one worker, one request at a time. If the process dies, the request in flight fails with
 // `engine_crashed` and the next request starts a fresh process.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { projectRoot } from "../config.js";
@@ -22,6 +23,9 @@ export interface EngineOptions {
   /** Receives the engine's stderr lines (its logs). */
   onLog?: (line: string) => void;
   startTimeoutMs?: number;
+  /** Niceness of the engine process, added to this process's own (capped at 19). Decoding is batch work: on a host that also serves the API, a lower CPU
+   * priority keeps reads answered in milliseconds while every core decodes (docs/configuration.md). */
+  nice?: number;
 }
 
 interface Pending {
@@ -115,6 +119,14 @@ export class Engine {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;
+    if (this.opts.nice && child.pid !== undefined) {
+      try {
+        // Relative to this process, so that a service started under `nice` keeps its engines below itself.
+        os.setPriority(child.pid, Math.min(19, os.getPriority() + this.opts.nice));
+      } catch (err) {
+        this.opts.onLog?.(`cannot lower the engine's CPU priority: ${(err as Error).message}`);
+      }
+    }
     this.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
