@@ -7,11 +7,12 @@ Pipeline (docs/diarization.md has the measurements behind each number):
    shorter than a window is one window of its own length, if at least `min_window_s`).
 3. Each window is embedded by the d-vector encoder (speaker_model.py).
 4. The windows are clustered (clustering lives here, next to the embeddings, because scikit-learn does):
-   - `spk_count` > 0: spectral clustering of the cosine affinity into exactly min(spk_count, windows) clusters;
+   - `spk_count` > 0: spectral clustering of the cosine affinity into exactly min(spk_count, windows) clusters,
+     then a few passes of nearest-centroid re-assignment (`refine_iters`);
    - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral
-     clusterings for k = 2..max_speakers on file-centred embeddings), then spectral clustering into k; clusters
-     holding less than `min_cluster_share` of the windows or less than `min_speaker_s` of speech are folded into
-     their nearest cluster.
+     clusterings for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids are closer
+     than `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the
+     windows or less than `min_speaker_s` of speech are folded into their nearest cluster.
 5. Each 10 ms frame of speech takes the label with the most (centre-weighted) votes of the windows covering it;
    runs shorter than `min_turn_s` are absorbed by their neighbours; turns are the remaining runs.
 
@@ -176,7 +177,7 @@ def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
 
     1 when the two halves of a 2-way spectral split are nearly the same voice (centroid cosine > one_speaker_sim);
     otherwise the k in 2..max_speakers whose spectral clustering has the best silhouette on the file-centred
-    embeddings. Centring (subtracting the file's mean embedding) removes what all windows share: room, channel,
+    embeddings, stepped down while its two closest centroids have a cosine above merge_sim (k ≥ 3 only). Centring (subtracting the file's mean embedding) removes what all windows share: room, channel,
     level; the d-vectors are all non-negative, so raw cosines bunch up near 1. A k whose split leaves a cluster
     under min_cluster_share of the windows is not a candidate.
     """

@@ -370,8 +370,8 @@ def _decode_once(
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
     out: list[list[FwSegment]] = []
     for chunk, (a, b), segs in zip(chunks, clips, per_clip):
-        if rests:  # the speech after an early stop: keep what it gave, bar a repetition loop (seen: "はぁぁぁ...")
-            segs = [_shift(fw, -a) for fw in segs if fw.compression_ratio <= MAX_COMPRESSION]
+        if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
+            segs = [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
             segs = _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)
         else:
@@ -454,6 +454,12 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     if not texts:
         return end_s - start_s >= MISSING_S
     return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < -1.0 for fw in texts)
+
+
+def _hallucinated(fw: FwSegment) -> bool:
+    """A repetition loop (seen on a 0.6 s rest of breath: "はぁぁぁ..."), or text the model made up from silence
+    (seen: "Thank you very much." on 1.1 s after the last word): WhisperModel.transcribe's no-speech rule."""
+    return fw.compression_ratio > MAX_COMPRESSION or (fw.no_speech_prob > 0.6 and fw.avg_logprob < -1.0)
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:

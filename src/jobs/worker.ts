@@ -15,6 +15,7 @@ import { claimRefinements, reapRefinements, releaseRefinement } from "../refine/
 import type { RefinerSettings } from "../refine/refiner.js";
 import { runRefinement } from "../refine/runner.js";
 import type { JobConfig } from "./jobConfig.js";
+import { notifyJobQueued } from "./wakeup.js";
 import {
   claimJobs,
   completeJob,
@@ -94,6 +95,11 @@ export class Worker {
     // wait is bounded so that the store is not closed under it.
     await this.deps.engine.stop(0);
     await Promise.race([loop, unrefSleep(5000)]);
+  }
+
+  /** Work was queued again (a retry, a refinement): idle workers in other processes need not wait for their poll. */
+  private wakeOthers(): void {
+    notifyJobQueued(this.deps.store).catch((err: Error) => this.deps.log.debug({ err: err.message }, "job notification failed"));
   }
 
   private async run(): Promise<void> {
@@ -211,6 +217,7 @@ export class Worker {
       this.deps.onFinal?.(job.id);
       // A queued refinement re-decodes the audio; it deletes the audio once it is final (src/refine/runner.ts).
       if (addons.refine_status !== "queued") await blobs.remove(job.blob_key);
+      else this.wakeOthers();
     } catch (err) {
       clearInterval(heartbeat);
       const f = toFailure(err);
@@ -220,6 +227,7 @@ export class Worker {
       recordAttempt(outcome, (Date.now() - started) / 1000, null, f.code);
       if (outcome === "failed") this.deps.onFinal?.(job.id);
       if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
+      if (outcome === "retried") this.wakeOthers();
     } finally {
       await audio?.release();
     }
