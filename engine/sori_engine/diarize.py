@@ -10,14 +10,15 @@ Pipeline (docs/diarization.md has the measurements behind each number):
    - `spk_count` > 0: spectral clustering of the cosine affinity into exactly min(spk_count, windows) clusters,
      then a few passes of nearest-centroid re-assignment (`refine_iters`);
    - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral
-     clusterings for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids are closer
-     than `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the
+     clusterings for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids' cosine
+     exceeds `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the
      windows or less than `min_speaker_s` of speech are folded into their nearest cluster.
 5. Each 10 ms frame of speech takes the label with the most (centre-weighted) votes of the windows covering it;
    runs shorter than `min_turn_s` are absorbed by their neighbours; turns are the remaining runs.
 
-The engine returns turns with cluster ids in order of first appearance; assigning words to turns and splitting
-utterances is the TypeScript side's job (src/diarization/).
+Steps 1-3 are `embed_samples`, 4-5 `diarize_embedded`: the embeddings are deterministic, so the bench caches them
+and re-runs only the clustering. The engine returns turns with cluster ids in order of first appearance;
+assigning words to turns and splitting utterances is the TypeScript side's job (src/diarization/).
 """
 
 from __future__ import annotations
@@ -177,9 +178,10 @@ def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
 
     1 when the two halves of a 2-way spectral split are nearly the same voice (centroid cosine > one_speaker_sim);
     otherwise the k in 2..max_speakers whose spectral clustering has the best silhouette on the file-centred
-    embeddings, stepped down while its two closest centroids have a cosine above merge_sim (k ≥ 3 only). Centring (subtracting the file's mean embedding) removes what all windows share: room, channel,
-    level; the d-vectors are all non-negative, so raw cosines bunch up near 1. A k whose split leaves a cluster
-    under min_cluster_share of the windows is not a candidate.
+    embeddings, stepped down while its two closest centroids have a cosine above merge_sim (k ≥ 3 only).
+    Centring (subtracting the file's mean embedding) removes what all windows share: room, channel, level; the
+    d-vectors are all non-negative, so raw cosines bunch up near 1. A k whose split leaves a cluster under
+    min_cluster_share of the windows is not a candidate.
     """
     from sklearn.metrics import silhouette_score
 
