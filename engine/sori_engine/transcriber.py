@@ -385,8 +385,8 @@ class _Pipeline(BatchedInferencePipeline):
 
     WhisperModel._split_segments_by_timestamps drops an unfinished last segment (text after the last pair of
     timestamp tokens, with no closing timestamp) because the sequential seek loop decodes it again from the last
-    timestamp. The batched pipeline has no such loop, so upstream those words are lost: typically the last words
-    of a file, or of a chunk whose speech runs to its end. Here they become a segment that ends at the clip's end.
+    timestamp. The batched pipeline has no such loop, so upstream those words are lost (the last words of a chunk
+    whose speech runs to its end). Here they become a segment that ends at the clip's end.
     forward() is upstream's (faster-whisper 1.2.1) with that one change."""
 
     def forward(self, features, tokenizer, chunks_metadata, options):  # type: ignore[no-untyped-def]

@@ -1,9 +1,10 @@
 """Regression: the last words of a batched chunk must not be dropped.
 
-faster-whisper's batched pipeline splits each clip's tokens with WhisperModel._split_segments_by_timestamps, which
-leaves out an unfinished last segment (text after the last pair of timestamp tokens, no closing timestamp): the
-sequential seek loop would decode it again, the batched pipeline never does. On the 60 s earnings-call clip, beam 5
-lost "... over 17 billion Euros" that way. transcriber._Pipeline keeps such text (transcriber._split_keeping_tail).
+On the 60 s earnings-call clip, batched beam 5 once lost "... over 17 billion Euros". A batched pass can lose a
+chunk's last words in two ways that WhisperModel.transcribe's seek loop covers: faster-whisper's
+_split_segments_by_timestamps leaves out an unfinished last segment (text after the last pair of timestamp tokens,
+no closing timestamp), and the decoder may stop early, before the chunk's last words. transcriber._Pipeline keeps
+the first (tested here at token level); _decode_batched decodes on after the second. See docs/audio.md.
 """
 
 from __future__ import annotations
