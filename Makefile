@@ -58,10 +58,11 @@ build: node_modules/.installed
 
 typecheck: node_modules/.installed
 	npx tsc -p packages/client/tsconfig.json
-	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p tsconfig.test.json
 	npx tsc -p console/tsconfig.json
 
 test-ts:
+	npx tsc -p tsconfig.test.json
 	npm test
 
 test-py:

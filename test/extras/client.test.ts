@@ -5,14 +5,14 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { SoriClient, SoriError } from "@sori/client";
+import { SoriClient, SoriError, type TranscribeConfig } from "@sori/client";
 import { normalizedCer } from "../helpers/cer.js";
 import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");
 const JFK_TEXT = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
-const WHISPER = { model_name: "whisper", language: "detect", language_candidates: ["en"] } as const;
+const WHISPER: TranscribeConfig = { model_name: "whisper", language: "detect", language_candidates: ["en"] };
 
 describe("@sori/client against the real server", () => {
   let sori: SoriProcess;

@@ -118,7 +118,7 @@ export interface ScaleOut {
  * its own data dir unless the blob store is local (then they share one, as hosts sharing a mount would). */
 export async function startScaleOut(opts: { env?: NodeJS.ProcessEnv; workerEnv?: NodeJS.ProcessEnv; workers?: number } = {}): Promise<ScaleOut> {
   const db = await createPgDatabase("sori_scaleout");
-  const shared = { SORI_DATABASE_URL: db.url, SORI_PORT: "0", ...opts.env };
+  const shared: NodeJS.ProcessEnv = { SORI_DATABASE_URL: db.url, SORI_PORT: "0", ...opts.env };
   const localBlobs = (shared.SORI_BLOB_STORE ?? "local") === "local";
   const sharedDir = tempDataDir();
   const dirs = [sharedDir];

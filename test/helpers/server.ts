@@ -22,6 +22,20 @@ export function tempDataDir(): string {
 }
 
 /** Runs a sori CLI command to completion and returns its stdout. */
+/** An API-only server whose rate limits are out of the way: for tests that are one fast client (fuzzers, abuse). */
+export function unthrottledApiEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    SORI_DATA_DIR: tempDataDir(),
+    SORI_WORKERS: "0",
+    SORI_PORT: "0",
+    SORI_DEFAULT_READ_RPS: "10000",
+    SORI_DEFAULT_READ_BURST: "10000",
+    SORI_AUTH_RPS: "10000",
+    SORI_AUTH_BURST: "10000",
+    ...extra,
+  };
+}
+
 export function soriSync(args: string[], env: NodeJS.ProcessEnv): string {
   const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), ...args], {
     env: { ...process.env, ...env },

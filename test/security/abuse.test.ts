@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { authenticate, submit } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, startSori, unthrottledApiEnv, TESTDATA, type SoriProcess } from "../helpers/server.js";
 import { rawPost } from "./raw.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
@@ -58,15 +58,7 @@ describe("multipart, id and file-name abuse", () => {
     rawPost(`${sori.url}${route}`, { authorization: `Bearer ${token}`, "content-type": contentType }, body, QUICK_MS);
 
   before(async () => {
-    env = {
-      SORI_DATA_DIR: tempDataDir(),
-      SORI_WORKERS: "0",
-      SORI_PORT: "0",
-      SORI_DEFAULT_READ_RPS: "10000",
-      SORI_DEFAULT_READ_BURST: "10000",
-      SORI_AUTH_RPS: "10000",
-      SORI_AUTH_BURST: "10000",
-    };
+    env = unthrottledApiEnv();
     const c = createClient(env);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, c.client_id, c.client_secret);

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { ERROR_CODES, isApiError } from "../../src/errors.js";
 import { parseJobConfig } from "../../src/jobs/jobConfig.js";
 import { authenticate } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, type SoriProcess } from "../helpers/server.js";
+import { createClient, startSori, unthrottledApiEnv, type SoriProcess } from "../helpers/server.js";
 import { rawPost } from "./raw.js";
 
 const SEED = 20261121; // fixed for reproducible CI; fast-check prints the seed and path of any failure
@@ -70,16 +70,7 @@ describe("fuzzing over HTTP", () => {
   let token: string;
 
   before(async () => {
-    env = {
-      SORI_DATA_DIR: tempDataDir(),
-      SORI_WORKERS: "0",
-      SORI_PORT: "0",
-      SORI_DEFAULT_READ_RPS: "10000",
-      SORI_DEFAULT_READ_BURST: "10000",
-      SORI_AUTH_RPS: "10000",
-      SORI_AUTH_BURST: "10000",
-      SORI_MAX_FILE_BYTES: String(1024 * 1024),
-    };
+    env = unthrottledApiEnv({ SORI_MAX_FILE_BYTES: String(1024 * 1024) });
     const c = createClient(env);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, c.client_id, c.client_secret);

@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit } from "../helpers/api.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, startSori, unthrottledApiEnv, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const ST = path.join(ROOT, ".venv", "bin", "schemathesis");
 const RUN_LIMIT_MS = 80_000;
@@ -24,17 +24,7 @@ describe("schemathesis against /openapi.json", { skip: fs.existsSync(ST) ? false
   const jobIds: string[] = [];
 
   before(async () => {
-    env = {
-      SORI_DATA_DIR: tempDataDir(),
-      SORI_WORKERS: "0",
-      SORI_PORT: "0",
-      // The fuzzer is one fast client: the rate limits would turn most of its requests into 429s.
-      SORI_DEFAULT_READ_RPS: "10000",
-      SORI_DEFAULT_READ_BURST: "10000",
-      SORI_AUTH_RPS: "10000",
-      SORI_AUTH_BURST: "10000",
-      SORI_MAX_FILE_BYTES: String(4 * 1024 * 1024),
-    };
+    env = unthrottledApiEnv({ SORI_MAX_FILE_BYTES: String(4 * 1024 * 1024) });
     const c = createClient(env);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, c.client_id, c.client_secret);

@@ -7,7 +7,7 @@ import type { Store } from "../db.js";
 import type { BlobStore } from "./index.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
-import { spoolPath } from "./spool.js";
+import { adoptByPut, spoolPath } from "./spool.js";
 
 /** Rows of about this size: small enough to keep memory flat, large enough that a 2 GiB file is ~2000 rows. */
 export const CHUNK_BYTES = 1024 * 1024;
@@ -65,13 +65,7 @@ export function postgresBlobStore(store: Store, dataDir: string): BlobStore {
   return {
     kind: "postgres",
     put,
-    async adopt(filePath) {
-      try {
-        return await put(fs.createReadStream(filePath));
-      } finally {
-        await fs.promises.rm(filePath, { force: true });
-      }
-    },
+    adopt: (filePath) => adoptByPut(put, filePath),
     async open(key) {
       checkKey(key);
       const file = spoolPath(dataDir, "engine");

@@ -8,7 +8,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import type { BlobStore } from "./index.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
-import { spoolPath } from "./spool.js";
+import { adoptByPut, spoolPath } from "./spool.js";
 
 export interface S3Settings {
   bucket: string;
@@ -62,13 +62,7 @@ export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
   return {
     kind: "s3",
     put,
-    async adopt(filePath) {
-      try {
-        return await put(fs.createReadStream(filePath));
-      } finally {
-        await fs.promises.rm(filePath, { force: true });
-      }
-    },
+    adopt: (filePath) => adoptByPut(put, filePath),
     async open(key) {
       const file = spoolPath(dataDir, "engine");
       try {

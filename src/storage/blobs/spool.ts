@@ -55,3 +55,15 @@ export async function sweepSpool(dataDir: string, maxAgeMs: Record<SpoolUse, num
   }
   return removed;
 }
+
+/** `adopt` for stores that copy: streams the spooled file in with `put`, then removes it, stored or not. */
+export async function adoptByPut(
+  put: (source: Readable) => Promise<{ key: string; bytes: number }>,
+  filePath: string,
+): Promise<{ key: string; bytes: number }> {
+  try {
+    return await put(fs.createReadStream(filePath));
+  } finally {
+    await fs.promises.rm(filePath, { force: true });
+  }
+}
