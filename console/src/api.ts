@@ -1,25 +1,14 @@
 // The console's calls to sori: the same public API as any client (token from /v1/authenticate, Bearer on every
 // call). Uploads go through XMLHttpRequest for its upload progress events.
+import type { Utterance } from "@sori/client";
+
+// The wire shapes are declared once, in the client package (packages/client/src/types.ts).
+export type { Utterance, Word } from "@sori/client";
 
 export interface Session {
   token: string;
   expireAt: number;
   clientId: string;
-}
-
-export interface Word {
-  start_at: number;
-  duration: number;
-  text: string;
-}
-
-export interface Utterance {
-  start_at: number;
-  duration: number;
-  msg: string;
-  spk: number;
-  lang: string;
-  words?: Word[];
 }
 
 export interface Job {

@@ -1,21 +1,10 @@
 // Pipeline stage: the engine's segments (seconds) → the API's utterances (integer milliseconds).
+import type { Utterance, Word } from "@sori/client";
 import { fromWhisperLanguage } from "../engine/languages.js";
 import type { EngineSegment } from "../engine/protocol.js";
 
-export interface Word {
-  start_at: number;
-  duration: number;
-  text: string;
-}
-
-export interface Utterance {
-  start_at: number;
-  duration: number;
-  msg: string;
-  spk: number;
-  lang: string;
-  words?: Word[];
-}
+// The wire shapes are declared once, in the client package (packages/client/src/types.ts).
+export type { Utterance, Word };
 
 const ms = (s: number): number => Math.max(0, Math.round(s * 1000));
 

@@ -1,11 +1,9 @@
 // Network namespaces as separate "hosts" for multi-host tests: each namespace gets a veth link to a bridge in the
 // root namespace, all on one private /24; the root namespace holds the bridge address (where PostgreSQL listens).
 // The filesystem stays shared, which is the "shared mount" deployment for audio blobs. Needs root and iproute2.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import readline from "node:readline";
-import { ROOT, type SoriProcess } from "./server.js";
+import { startSori, type SoriProcess } from "./server.js";
 
 export interface NetHost {
   /** Namespace name, as `ip netns` knows it. */
@@ -102,45 +100,7 @@ export function createNetLab(roles: string[]): NetLab {
   return { hostAddr: `${net}.1`, hosts, destroy };
 }
 
-/**
- * Spawns `sori <command>` (from source, through tsx) inside a namespace and waits for "sori started", as
- * test/helpers/server.ts's startSori does on the host. `ip netns exec` execs the command, so the child's pid is
- * the sori process itself (kill -9 hits it, not a wrapper).
- */
-export async function startSoriIn(ns: string, command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
-  const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
-  const child = spawn("ip", ["netns", "exec", ns, process.execPath, "--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args], {
-    env: fullEnv,
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const logs: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`sori ${command} in ${ns} did not start:\n${logs.join("\n")}`)), 90_000);
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
-      logs.push(line);
-      if (line.includes('"sori started"')) {
-        clearTimeout(t);
-        resolve((JSON.parse(line) as { address: string | null }).address ?? "");
-      }
-    });
-    readline.createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
-    child.once("exit", (code) => {
-      clearTimeout(t);
-      reject(new Error(`sori ${command} in ${ns} exited with ${code}:\n${logs.join("\n")}`));
-    });
-  });
-  return {
-    child,
-    url,
-    dataDir: env.SORI_DATA_DIR ?? "",
-    env: fullEnv,
-    logs,
-    stop: (signal = "SIGTERM") =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill(signal);
-      }),
-  };
+/** `sori <command>` inside a namespace (test/helpers/server.ts's startSori). */
+export function startSoriIn(ns: string, command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
+  return startSori(command, env, args, { netns: ns });
 }

@@ -49,16 +49,25 @@ export function createClient(env: NodeJS.ProcessEnv, extra: string[] = []): { cl
   return JSON.parse(soriSync(["clients", "create", "--name", "test", "--json", ...extra], env));
 }
 
-/** Spawns `sori <command>` and, for serve, waits until it listens. */
-export async function startSori(command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
+/**
+ * Spawns `sori <command>` from source (through tsx) and waits for "sori started". With `opts.netns` it runs inside
+ * that network namespace (test/helpers/netns.ts); `ip netns exec` execs the command, so the child's pid is the sori
+ * process itself (kill -9 hits it, not a wrapper).
+ */
+export async function startSori(
+  command: "serve" | "worker",
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  opts: { netns?: string } = {},
+): Promise<SoriProcess> {
   const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args], {
-    env: fullEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const argv = [process.execPath, "--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args];
+  const [file, ...rest] = opts.netns ? ["ip", "netns", "exec", opts.netns, ...argv] : argv;
+  const child = spawn(file!, rest, { env: fullEnv, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const where = opts.netns ? ` in ${opts.netns}` : "";
   const logs: string[] = [];
   const started = new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`sori ${command} did not start:\n${logs.join("\n")}`)), 60_000);
+    const t = setTimeout(() => reject(new Error(`sori ${command}${where} did not start:\n${logs.join("\n")}`)), opts.netns ? 90_000 : 60_000);
     readline.createInterface({ input: child.stdout! }).on("line", (line) => {
       logs.push(line);
       if (line.includes('"sori started"')) {
@@ -69,7 +78,7 @@ export async function startSori(command: "serve" | "worker", env: NodeJS.Process
     readline.createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
     child.once("exit", (code) => {
       clearTimeout(t);
-      reject(new Error(`sori ${command} exited with ${code}:\n${logs.join("\n")}`));
+      reject(new Error(`sori ${command}${where} exited with ${code}:\n${logs.join("\n")}`));
     });
   });
   const url = await started;
