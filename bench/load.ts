@@ -2,7 +2,7 @@
 // run, a read load at R requests/s (autocannon, bounded to S seconds) on GET /v1/transcribe/{id}.
 //
 //   nice -n 19 npx tsx bench/load.ts [--jobs 1000] [--workers 4] [--read-rps 200] [--read-s 60]
-//                                    [--database-url postgres://...] [--models-file FILE.json] [--json OUT]
+//                                    [--database-url postgres://... [--split]] [--models-file FILE.json] [--json OUT]
 //
 // Figures, all from the real processes and the store:
 // - lost: accepted job ids (HTTP 200 with an id) that did not end `completed` (missing, failed or still open when
@@ -42,6 +42,9 @@ export interface LoadOptions {
   /** PostgreSQL store instead of the embedded SQLite one (the database must exist and be empty). */
   databaseUrl?: string;
   modelsFile?: string;
+  /** The scale-out layout: an API process without workers (`sori serve --no-workers`) and one `sori worker`
+   * process with the workers, on one host. Needs `databaseUrl`. */
+  split?: boolean;
   /** Give up waiting for the jobs after this long. */
   timeoutS?: number;
   submitConcurrency?: number;
@@ -105,7 +108,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   // One client holds every job: its concurrency bound and quota are lifted, and its read rate is far above the
   // load's, so what the reads measure is the server, not the per-client limiter.
   const creds = createClient(env, ["--max-concurrent", String(o.jobs + 10), "--quota-hours", "0", "--read-rps", "100000"]);
-  const sori = await startSori("serve", env);
+  if (o.split && !o.databaseUrl) throw new Error("--split needs --database-url (SQLite is one process's store)");
+  const sori = await startSori("serve", env, o.split ? ["--no-workers"] : []);
+  const worker = o.split ? await startSori("worker", env) : null;
   const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: env.SORI_DATA_DIR! });
   try {
     const token = await authenticate(sori.url, creds.client_id, creds.client_secret);
@@ -171,7 +176,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     const byId = new Map(rows.map((r) => [r.id, r]));
     const lost = ids.filter((id) => byId.get(id)?.state !== "completed").length;
     const completions = new Map<string, number>();
-    for (const line of sori.logs) {
+    for (const line of [...sori.logs, ...(worker?.logs ?? [])]) {
       if (!line.includes('"job completed"')) continue;
       const id = (JSON.parse(line) as { job_id?: string }).job_id;
       if (id) completions.set(id, (completions.get(id) ?? 0) + 1);
@@ -231,6 +236,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     };
   } finally {
     await store.close();
+    await worker?.stop();
     await sori.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -282,6 +288,7 @@ async function main(): Promise<void> {
     readS: Number(arg("read-s") ?? 60),
     databaseUrl: arg("database-url"),
     modelsFile: arg("models-file"),
+    split: process.argv.includes("--split"),
     clip: arg("clip"),
     progress: (l) => process.stderr.write(`[load] ${l}\n`),
   });
