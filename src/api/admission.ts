@@ -1,10 +1,11 @@
-// The submit limits a client's new job must pass, shared by routes that create jobs outside the spec's submit
-// (the OpenAI-compatible endpoint): 429 A0002 for too many jobs in progress, 429 A0001 for the audio quota.
-// They mirror POST /v1/transcribe's checks (src/api/transcribe.ts), with the same messages.
-import type { FastifyInstance } from "fastify";
+// Admission of a new job, shared by every route that creates one (POST /v1/transcribe and the OpenAI-compatible
+// endpoint): 429 A0002 for too many jobs in progress, 429 A0001 for the audio quota, then the job row itself.
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
+import type { JobConfig } from "../jobs/jobConfig.js";
 import type { ClientRow } from "../storage/clients.js";
-import { audioSecondsSince, countInFlight } from "../storage/jobs.js";
+import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
 
 /** Before the upload is stored: the concurrency bound and a quota already used up. */
 export async function checkBeforeUpload(app: FastifyInstance, client: ClientRow): Promise<void> {
@@ -29,3 +30,31 @@ export async function checkQuotaFor(app: FastifyInstance, client: ClientRow, aud
 }
 
 const quotaWindowStart = (app: FastifyInstance): number => Date.now() - app.sori.config.quotaWindowS * 1000;
+
+/**
+ * Moves the checked upload from the spool into the blob store and queues its job; returns the job id and the blob
+ * key (the caller removes the blob if this fails after storing it). Workers here and elsewhere are woken.
+ */
+export async function queueJob(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  job: { client: ClientRow; config: JobConfig; spoolPath: string; format: string; audioS: number | null; via?: string },
+  stored: (blobKey: string) => void,
+): Promise<string> {
+  const { store, blobs, config } = app.sori;
+  const id = randomBytes(16).toString("base64url");
+  const blob = await blobs.adopt(job.spoolPath);
+  stored(blob.key);
+  await insertJob(store, {
+    id,
+    client_id: job.client.id,
+    config: JSON.stringify(job.config),
+    blob_key: blob.key,
+    file_format: job.format,
+    audio_s: job.audioS,
+    max_attempts: config.maxAttempts,
+  });
+  req.log.info({ job_id: id, client_id: job.client.id, format: job.format, audio_s: job.audioS, bytes: blob.bytes, via: job.via }, "job queued");
+  app.sori.onJobQueued();
+  return id;
+}

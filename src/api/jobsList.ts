@@ -1,5 +1,6 @@
 // GET /v1/transcribe (the caller's jobs, newest first, cursor pagination) and DELETE /v1/transcribe/{id} (audio and
 // results removed now; later reads answer 404 H0004). Tenant-scoped like the read; docs/extras.md has the bodies.
+import type { JobListItem } from "@sori/client";
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.js";
 import { deleteJob, listJobs } from "../storage/jobList.js";
@@ -17,22 +18,12 @@ const STATUS_STATES: Record<string, JobState[]> = {
   failed: ["failed"],
 };
 
-export interface ListItem {
-  id: string;
-  status: "transcribing" | "completed" | "failed";
-  created_at: string;
-  finished_at: string | null;
-  expires_at: string | null;
-  expired: boolean;
-  audio_duration_ms: number | null;
-  error?: { code: string };
-}
-
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function listItem(job: JobRow): ListItem {
+/** One row of the list; the wire shape is declared once, in the client package. */
+export function listItem(job: JobRow): JobListItem {
   const status = job.state === "queued" || job.state === "running" ? "transcribing" : job.state;
-  const item: ListItem = {
+  const item: JobListItem = {
     id: job.id,
     status,
     created_at: new Date(job.created_at).toISOString(),

@@ -3,7 +3,6 @@
 // queue, workers, limits and retention, listed by GET /v1/transcribe); the call waits for it and answers in
 // OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code.
 import fs from "node:fs";
-import { randomBytes } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { containerDuration } from "../audio/duration.js";
@@ -14,8 +13,8 @@ import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../jobs/jobConfig.js";
 import type { Utterance } from "../pipeline/utterances.js";
 import { spoolPath } from "../storage/blobs/spool.js";
-import { getJob, insertJob, type JobRow } from "../storage/jobs.js";
-import { checkBeforeUpload, checkQuotaFor } from "./admission.js";
+import { getJob, type JobRow } from "../storage/jobs.js";
+import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { assertPartReadable } from "./partStream.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./server.js";
@@ -151,7 +150,7 @@ const errorType = (status: number): string =>
   status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
 
 export async function openaiRoutes(app: FastifyInstance): Promise<void> {
-  const { config, store, blobs } = app.sori;
+  const { config, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
   app.setErrorHandler((err, req, reply) => {
     const e = toApiError(err);
@@ -184,20 +183,8 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
         throw new ApiError("H0006", `audio is ${Math.round(audioS)} s long; this endpoint answers for files up to ${limitS} s (use POST /v1/transcribe for longer ones)`);
       }
       await checkQuotaFor(app, client, audioS);
-      const id = randomBytes(16).toString("base64url");
-      blobKey = (await blobs.adopt(blob.path)).key;
-      await insertJob(store, {
-        id,
-        client_id: client.id,
-        config: JSON.stringify(jobConfig),
-        blob_key: blobKey,
-        file_format: fileFormat,
-        audio_s: audioS,
-        max_attempts: config.maxAttempts,
-      });
+      const id = await queueJob(app, req, { client, config: jobConfig, spoolPath: blob.path, format: fileFormat, audioS, via: "openai" }, (key) => (blobKey = key));
       queued = true;
-      req.log.info({ job_id: id, client_id: client.id, format: fileFormat, audio_s: audioS, via: "openai" }, "job queued");
-      app.sori.onJobQueued();
       reply.header("x-sori-job-id", id);
       const job = await waitFinal(app, req, reply, id);
       if (!job) return reply; // the caller hung up; the job goes on and can be read by its id

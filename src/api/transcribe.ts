@@ -1,5 +1,4 @@
 // POST /v1/transcribe (submit) and GET /v1/transcribe/{id} (read), exactly as the spec's tables say.
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
@@ -8,7 +7,7 @@ import { detectFormat } from "../audio/format.js";
 import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ApiError } from "../errors.js";
 import { parseJobConfig } from "../jobs/jobConfig.js";
-import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
+import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JOB_ID, takeRead } from "./jobAccess.js";
 import { readResponse } from "./readResponse.js";
@@ -39,14 +38,11 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): voi
 }
 
 export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
-  const { config, store, blobs } = app.sori;
+  const { config, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
 
   app.post("/v1/transcribe", async (req, reply) => {
     const client = req.client!;
-    const maxConcurrent = client.max_concurrent ?? config.defaults.maxConcurrent;
-    const quotaS = client.quota_s ?? config.defaults.quotaS;
-    const windowStart = Date.now() - config.quotaWindowS * 1000;
 
     // Refuse before storing the body when the answer is already known. For an oversized upload the rest of the
     // body is not read (see closeAfterAnswer); for quota and concurrency refusals Node discards the body as it
@@ -56,12 +52,7 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", `file exceeds the size limit of ${config.maxFileBytes} bytes`);
     }
-    if ((await countInFlight(store, client.id)) >= maxConcurrent) {
-      throw new ApiError("A0002", `at most ${maxConcurrent} jobs may be in progress at once`);
-    }
-    if (quotaS > 0 && (await audioSecondsSince(store, client.id, windowStart)) >= quotaS) {
-      throw new ApiError("A0001", `audio usage quota of ${quotaS} s per ${config.quotaWindowS} s is used up`);
-    }
+    await checkBeforeUpload(app, client);
 
     const upload = await readUpload(req, config.dataDir, config.maxFileBytes).catch((err) => {
       if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
@@ -83,22 +74,8 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       if (audioS !== null && audioS > config.maxAudioS) {
         throw new ApiError("H0006", `audio is ${Math.round(audioS)} s long; the limit is ${config.maxAudioS} s`);
       }
-      if (quotaS > 0 && (await audioSecondsSince(store, client.id, windowStart)) + (audioS ?? 0) > quotaS) {
-        throw new ApiError("A0001", `this file would exceed the audio usage quota of ${quotaS} s per ${config.quotaWindowS} s`);
-      }
-      const id = randomBytes(16).toString("base64url");
-      blobKey = (await blobs.adopt(blob.path)).key;
-      await insertJob(store, {
-        id,
-        client_id: client.id,
-        config: JSON.stringify(jobConfig),
-        blob_key: blobKey,
-        file_format: format,
-        audio_s: audioS,
-        max_attempts: config.maxAttempts,
-      });
-      req.log.info({ job_id: id, client_id: client.id, format, audio_s: audioS, bytes: blob.bytes }, "job queued");
-      app.sori.onJobQueued();
+      await checkQuotaFor(app, client, audioS);
+      const id = await queueJob(app, req, { client, config: jobConfig, spoolPath: blob.path, format, audioS }, (key) => (blobKey = key));
       return { id };
     } catch (err) {
       // Left behind only if the store is unreachable now; the orphan sweep removes it later.
