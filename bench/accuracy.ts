@@ -25,7 +25,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { Engine } from "../src/engine/client.js";
 import { loadModelRegistry } from "../src/engine/models.js";
-import { parseJobConfig } from "../src/jobs/jobConfig.js";
+import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";

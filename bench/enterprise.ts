@@ -18,7 +18,7 @@ import { loadConfig } from "../src/config.js";
 import { Engine } from "../src/engine/client.js";
 import { loadModelRegistry } from "../src/engine/models.js";
 import { insightBackend, insightForJob } from "../src/insight/index.js";
-import { parseJobConfig } from "../src/jobs/jobConfig.js";
+import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
-import type { JobConfig } from "../jobs/jobConfig.js";
+import type { JobConfig } from "../domain/jobConfig.js";
 import type { ClientRow } from "../storage/clients.js";
 import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
 

@@ -2,7 +2,7 @@
 // (docs/extras.md). Same access rules and read rate as the spec's read, through the shared lookup.
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.js";
-import type { JobConfig } from "../jobs/jobConfig.js";
+import type { JobConfig } from "../domain/jobConfig.js";
 import { CONTENT_TYPES, EXPORT_FORMATS, isExportFormat, renderExport } from "../export/formats.js";
 import type { CueSource } from "../export/cues.js";
 import { requireClient } from "./auth.js";

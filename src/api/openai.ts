@@ -10,14 +10,14 @@ import { detectFormat } from "../audio/format.js";
 import { WHISPER_LANGUAGES } from "../engine/languages.js";
 import { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
-import { parseJobConfig } from "../jobs/jobConfig.js";
-import type { Utterance } from "../pipeline/utterances.js";
+import { parseJobConfig } from "../domain/jobConfig.js";
+import type { Utterance } from "../domain/utterance.js";
 import { spoolPath } from "../storage/blobs/spool.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { assertPartReadable } from "./partStream.js";
 import { requireClient } from "./auth.js";
-import { toApiError } from "./server.js";
+import { toApiError } from "./errorMapping.js";
 import { closeAfterAnswer } from "./transcribe.js";
 
 export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { WHISPER_LANGUAGES } from "../engine/languages.js";
 import { ERROR_CODES, type ErrorCode } from "../errors.js";
 import { EXPORT_FORMATS } from "../export/formats.js";
-import { ConfigSchema } from "../jobs/jobConfig.js";
+import { ConfigSchema } from "../domain/jobConfig.js";
 import { LIST_MAX_LIMIT } from "./jobsList.js";
 import { OPENAI_FORMATS, OPENAI_MODELS } from "./openai.js";
 

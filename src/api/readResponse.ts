@@ -1,6 +1,6 @@
 // The read body for each job state, per the spec's "Rules for the plain read" and "Rules for result=refined".
 import { ApiError } from "../errors.js";
-import type { JobConfig } from "../jobs/jobConfig.js";
+import type { JobConfig } from "../domain/jobConfig.js";
 import type { JobRow } from "../storage/jobs.js";
 
 export type ReadBody =

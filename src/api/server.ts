@@ -4,7 +4,8 @@ import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { ApiError, isApiError } from "../errors.js";
+import { ApiError } from "../errors.js";
+import { toApiError } from "./errorMapping.js";
 import { authRoutes } from "./auth.js";
 import { healthRoutes } from "./health.js";
 import { recordApiError } from "../metrics/index.js";
@@ -67,16 +68,4 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   await app.register(healthRoutes, { store: ctx.store, engines: ctx.engines ?? [], metrics: ctx.config.metrics.enabled });
   await app.register(openapiRoutes); // GET /openapi.json, no auth
   return app;
-}
-
-/** Framework errors (bad content type, body too large, malformed JSON...) are the client's: H0001 or H0005. */
-export function toApiError(err: unknown): ApiError {
-  if (isApiError(err)) return err;
-  const e = err as { statusCode?: number; code?: string; message?: string };
-  if (e.code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005");
-  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ApiError("H0001", "request body too large");
-  if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
-    return new ApiError("H0001", e.message ?? "invalid request");
-  }
-  return new ApiError("E500", "internal server error");
 }

@@ -6,7 +6,7 @@ import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
 import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ApiError } from "../errors.js";
-import { parseJobConfig } from "../jobs/jobConfig.js";
+import { parseJobConfig } from "../domain/jobConfig.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JOB_ID, takeRead } from "./jobAccess.js";

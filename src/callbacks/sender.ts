@@ -8,7 +8,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import type { Logger } from "pino";
-import type { JobConfig } from "../jobs/jobConfig.js";
+import type { JobConfig } from "../domain/jobConfig.js";
 import { getClient } from "../storage/clients.js";
 import type { Store } from "../storage/db.js";
 import { getJob } from "../storage/jobs.js";

@@ -10,9 +10,11 @@ import { detectFormat } from "../audio/format.js";
 import { loadConfig } from "../config.js";
 import { Engine } from "../engine/client.js";
 import { loadModelRegistry } from "../engine/models.js";
+import { toApiError } from "../api/errorMapping.js";
+import { InvalidInput } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
-import { parseJobConfig } from "../jobs/jobConfig.js";
-import { toFailure } from "../jobs/worker.js";
+import { parseJobConfig } from "../domain/jobConfig.js";
+import { toFailure } from "../jobs/failure.js";
 import { runPipeline } from "../pipeline/run.js";
 
 export function transcribeCommand(): Command {
@@ -49,8 +51,8 @@ export function transcribeCommand(): Command {
         print({ id, status: "completed", results });
       } catch (err) {
         bar?.stop();
-        if (isApiError(err)) {
-          print(err.toBody());
+        if (isApiError(err) || err instanceof InvalidInput) {
+          print(toApiError(err).toBody());
         } else {
           const f = toFailure(err);
           print({ id, status: "failed", error: { code: f.code, message: f.message } });

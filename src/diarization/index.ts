@@ -1,6 +1,7 @@
 // Diarization stage of the pipeline: engine segments + engine speaker turns → utterances with `spk`.
 import type { EngineSegment } from "../engine/protocol.js";
-import { toUtterances, type Utterance } from "../pipeline/utterances.js";
+import type { Utterance } from "../domain/utterance.js";
+import { toUtterances } from "../engine/utterances.js";
 import { assignSpeakers, type SpeakerTurn } from "./assign.js";
 
 export { assignSpeakers, renumber, speakerAt, wordRuns, type SpeakerSegment, type SpeakerTurn } from "./assign.js";

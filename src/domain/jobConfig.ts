@@ -1,7 +1,7 @@
 // The spec's config object (multipart part "config"): parsed once at submit, stored with the job, read by the
 // worker. Unknown fields are ignored (dropped), as a hosted API would; known fields are checked strictly.
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { InvalidInput } from "./errors.js";
 import { WHISPER_LANGUAGES } from "../engine/languages.js";
 
 export const MAX_KEYWORDS = 500;
@@ -41,31 +41,31 @@ export type JobConfig = z.infer<typeof ConfigSchema> & { language: "ko" | "ja" |
 
 /** Parses the config part's text. Every failure is a 400 H0001 whose message names the field. */
 export function parseJobConfig(text: string | undefined): JobConfig {
-  if (text === undefined) throw new ApiError("H0001", "config part is required");
+  if (text === undefined) throw new InvalidInput("config part is required");
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new ApiError("H0001", "config is not valid JSON");
+    throw new InvalidInput("config is not valid JSON");
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw new ApiError("H0001", "config must be a JSON object");
+    throw new InvalidInput("config must be a JSON object");
   }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join(".") || "config";
-    throw new ApiError("H0001", `config.${field}: ${issue?.message ?? "invalid"}`);
+    throw new InvalidInput(`config.${field}: ${issue?.message ?? "invalid"}`);
   }
   const c = parsed.data;
   if (c.model_name === "whisper" && c.language === undefined) {
-    throw new ApiError("H0001", "config.language is required with model_name whisper");
+    throw new InvalidInput("config.language is required with model_name whisper");
   }
   if (c.model_name === "sommers" && (c.language === "detect" || c.language === "multi")) {
-    throw new ApiError("H0001", `config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
+    throw new InvalidInput(`config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
   }
   if (c.use_refinement && c.use_multi_channel) {
-    throw new ApiError("H0001", "config.use_refinement cannot be combined with use_multi_channel");
+    throw new InvalidInput("config.use_refinement cannot be combined with use_multi_channel");
   }
   return { ...c, language: c.language ?? "ko" };
 }

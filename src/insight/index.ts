@@ -3,7 +3,7 @@
 // (sampling instead of greedy decoding); a second failure is an InsightError, which the worker turns into
 // `insight: []` without failing the job (docs/enterprise.md).
 import type { Config } from "../config.js";
-import type { Utterance } from "../pipeline/utterances.js";
+import type { Utterance } from "../domain/utterance.js";
 import type { LlmBackend } from "./backend.js";
 import { LocalLlm } from "./local.js";
 import { OpenAiLlm } from "./openai.js";

@@ -1,29 +1,47 @@
-// Queue transitions, each one statement. The pattern is graphile-worker's: claim the oldest available rows and
-// lease them in the same statement (attempt counted at claim time); every later write is fenced by
-// `locked_by`, so a worker that lost its lease changes nothing.
+// The one lifecycle of every task kind (src/storage/taskKinds.ts), each transition one fenced statement or
+// transaction. The pattern is graphile-worker's: claim the oldest available rows and lease them in the same
+// statement (attempt counted at claim time); every later write is fenced by `locked_by`, so a worker that lost its
+// lease changes nothing. A failed attempt that may pass is retried with backoff; a dead worker's task is reaped.
 import { sql } from "kysely";
 import type { Store } from "../storage/db.js";
-import type { JobRow } from "../storage/jobs.js";
+import type { TaskRow } from "../storage/jobs.js";
+import type { TaskKind } from "../storage/schema.js";
+import { backoffMs, KINDS, TASK_KINDS } from "../storage/taskKinds.js";
+import type { TaskFailure } from "./failure.js";
 
 export interface Lease {
   workerId: string;
   leaseMs: number;
 }
 
-/** Claims up to `n` queued jobs in submission order. */
-export async function claimJobs(store: Store, lease: Lease, n = 1, now = Date.now()): Promise<JobRow[]> {
+/** The task a transition is about: its row id, and what the transition needs to know of it. */
+export type TaskRef = Pick<TaskRow, "seq" | "job_id" | "kind">;
+
+/** Claims up to `n` queued tasks of the given kinds: lowest priority first, then oldest. */
+export async function claimTasks(
+  store: Store,
+  lease: Lease,
+  opts: { kinds?: readonly TaskKind[]; n?: number; now?: number } = {},
+): Promise<TaskRow[]> {
+  const now = opts.now ?? Date.now();
+  const kinds = opts.kinds ?? TASK_KINDS;
+  if (kinds.length === 0) return [];
   let oldest = store.db
-    .selectFrom("jobs")
+    .selectFrom("tasks")
     .select("seq")
     .where("state", "=", "queued")
     .where("run_at", "<=", now)
+    .where("kind", "in", kinds)
+    // A job whose results expired has nothing left to work on.
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("jobs").select("jobs.id").whereRef("jobs.id", "=", "tasks.job_id").where("jobs.expired", "=", 1))))
+    .orderBy("priority")
     .orderBy("seq")
-    .limit(n);
+    .limit(opts.n ?? 1);
   // PostgreSQL: concurrent claimers skip each other's rows instead of waiting. SQLite has a single writer, so
   // the UPDATE below is atomic as it stands.
   if (store.dialect === "postgres") oldest = oldest.forUpdate().skipLocked();
   const rows = await store.db
-    .updateTable("jobs")
+    .updateTable("tasks")
     .set((eb) => ({
       state: "running",
       locked_by: lease.workerId,
@@ -34,138 +52,139 @@ export async function claimJobs(store: Store, lease: Lease, n = 1, now = Date.no
     .where("seq", "in", oldest)
     .returningAll()
     .execute();
-  return rows.sort((a, b) => a.seq - b.seq);
+  return rows.sort((a, b) => a.priority - b.priority || a.seq - b.seq);
 }
 
-/** Extends the lease; false means the job is no longer ours (reaped and re-claimed, or finished). */
-export async function renewLease(store: Store, jobId: string, lease: Lease, progress?: number): Promise<boolean> {
+/** Extends the lease; false means the task is no longer ours (reaped and re-claimed, cancelled, or finished). */
+export async function renewLease(store: Store, task: Pick<TaskRow, "seq">, lease: Lease, progress?: number): Promise<boolean> {
   const r = await store.db
-    .updateTable("jobs")
+    .updateTable("tasks")
     .set({ lease_until: Date.now() + lease.leaseMs, ...(progress === undefined ? {} : { progress }) })
-    .where("id", "=", jobId)
+    .where("seq", "=", task.seq)
     .where("locked_by", "=", lease.workerId)
     .where("state", "=", "running")
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
 
-/** Set in the same statement as the completion (docs/enterprise.md): the refinement phase starts queued (or
- * failed with refiner_enqueue_failed), so a completed job never lacks its refine_status. */
-export interface CompletionAddons {
-  refine_status?: "queued" | "failed";
-  refine_error?: "refiner_enqueue_failed";
-  insight_error?: string | null;
+/** What a completed task produced, written in the same transaction as the completion. */
+export interface TaskCompletion {
+  /** The task's results on its job's row. */
+  results?: { result?: string; refine_result?: string; insight_error?: string | null };
+  /** A task that follows this one: queued, or already failed (refiner_enqueue_failed: docs/enterprise.md), so that
+   * a completed job never lacks its refine_status. */
+  next?: { kind: TaskKind; failed?: { code: string; message: string | null } };
 }
 
-export async function completeJob(
+/** Completes the task if it is still ours; false (and nothing written) when the lease was lost. */
+export async function completeTask(
   store: Store,
-  jobId: string,
+  task: TaskRef & Pick<TaskRow, "max_attempts">,
   workerId: string,
-  result: unknown,
+  done: TaskCompletion,
   retentionMs: number,
   now = Date.now(),
-  addons: CompletionAddons = {},
 ): Promise<boolean> {
-  const r = await store.db
-    .updateTable("jobs")
-    .set({
-      state: "completed",
-      result: JSON.stringify(result),
-      progress: 1,
-      locked_by: null,
-      lease_until: null,
-      finished_at: now,
-      expires_at: now + retentionMs,
-      ...addons,
-    })
-    .where("id", "=", jobId)
-    .where("locked_by", "=", workerId)
-    .where("state", "=", "running")
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  return store.db.transaction().execute(async (trx) => {
+    const r = await trx
+      .updateTable("tasks")
+      .set({ state: "completed", progress: 1, locked_by: null, lease_until: null, finished_at: now })
+      .where("seq", "=", task.seq)
+      .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return false;
+    const job = { ...done.results, ...(KINDS[task.kind].endsJob ? { expires_at: now + retentionMs } : {}) };
+    if (Object.keys(job).length > 0) await trx.updateTable("jobs").set(job).where("id", "=", task.job_id).execute();
+    if (done.next) {
+      const failed = done.next.failed;
+      await trx
+        .insertInto("tasks")
+        .values({
+          job_id: task.job_id,
+          kind: done.next.kind,
+          priority: KINDS[done.next.kind].priority,
+          state: failed ? "failed" : "queued",
+          attempts: 0,
+          max_attempts: task.max_attempts,
+          run_at: now,
+          progress: 0,
+          error_code: failed?.code ?? null,
+          error_message: failed?.message ?? null,
+          created_at: now,
+          finished_at: failed ? now : null,
+        })
+        .execute();
+    }
+    return true;
+  });
 }
 
-export interface JobFailure {
-  code: string;
-  message: string;
-  /** A retryable failure goes back to the queue while attempts remain. */
-  retryable: boolean;
-}
-
-/** Fails the job for good, or puts it back in the queue (same seq, so it keeps its place) when it may retry. */
-export async function failJob(
+/** Fails the task for good, or puts it back in the queue after a backoff (same seq, so it keeps its place) when
+ * it may retry and attempts remain. */
+export async function failTask(
   store: Store,
-  job: Pick<JobRow, "id" | "attempts" | "max_attempts">,
+  task: TaskRef & Pick<TaskRow, "attempts" | "max_attempts">,
   workerId: string,
-  f: JobFailure,
+  f: TaskFailure,
   retentionMs: number,
   now = Date.now(),
 ): Promise<"retried" | "failed" | "lost"> {
-  const retry = f.retryable && job.attempts < job.max_attempts;
-  const q = store.db.updateTable("jobs");
-  const set = retry
-    ? q.set({ state: "queued", locked_by: null, lease_until: null, run_at: now + backoffMs(job.attempts) })
-    : q.set({
-        state: "failed",
-        error_code: f.code,
-        error_message: f.message,
-        locked_by: null,
-        lease_until: null,
-        finished_at: now,
-        expires_at: now + retentionMs,
-      });
-  const r = await set
-    .where("id", "=", job.id)
-    .where("locked_by", "=", workerId)
-    .where("state", "=", "running")
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) return "lost";
-  return retry ? "retried" : "failed";
+  const retry = f.retryable && task.attempts < task.max_attempts;
+  return store.db.transaction().execute(async (trx) => {
+    const q = trx.updateTable("tasks");
+    const set = retry
+      ? q.set({ state: "queued", locked_by: null, lease_until: null, run_at: now + backoffMs(task.attempts) })
+      : q.set({ state: "failed", error_code: f.code, error_message: f.message, locked_by: null, lease_until: null, finished_at: now });
+    const r = await set.where("seq", "=", task.seq).where("locked_by", "=", workerId).where("state", "=", "running").executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return "lost";
+    if (retry) return "retried";
+    if (KINDS[task.kind].endsJob) await trx.updateTable("jobs").set({ expires_at: now + retentionMs }).where("id", "=", task.job_id).execute();
+    return "failed";
+  });
 }
 
-/** Hands a claimed job back untouched (graceful shutdown): the attempt it used is given back too. */
-export async function releaseJob(store: Store, jobId: string, workerId: string): Promise<void> {
+/** Hands a claimed task back untouched (graceful shutdown): the attempt it used is given back too. */
+export async function releaseTask(store: Store, task: Pick<TaskRow, "seq">, workerId: string): Promise<void> {
   await store.db
-    .updateTable("jobs")
+    .updateTable("tasks")
     .set((eb) => ({ state: "queued", locked_by: null, lease_until: null, attempts: eb("attempts", "-", 1) }))
-    .where("id", "=", jobId)
+    .where("seq", "=", task.seq)
     .where("locked_by", "=", workerId)
     .where("state", "=", "running")
     .execute();
 }
 
 /**
- * Jobs whose worker died (lease expired) go back to the queue, or fail with E500 once their attempts are used up,
- * so that no accepted job is ever stuck. Returns how many rows were requeued and failed.
+ * Tasks whose worker died (lease expired) go back to the queue, or fail with their kind's `exhausted` error once
+ * their attempts are used up, so that no accepted work is ever stuck. Returns how many were requeued and failed.
  */
-export async function reapExpired(
-  store: Store,
-  retentionMs: number,
-  now = Date.now(),
-): Promise<{ requeued: number; failed: number }> {
+export async function reapExpired(store: Store, retentionMs: number, now = Date.now()): Promise<{ requeued: number; failed: number }> {
   const requeued = await store.db
-    .updateTable("jobs")
+    .updateTable("tasks")
     .set({ state: "queued", locked_by: null, lease_until: null, run_at: now })
     .where("state", "=", "running")
     .where("lease_until", "<", now)
     .whereRef("attempts", "<", "max_attempts")
     .executeTakeFirst();
-  const failed = await store.db
-    .updateTable("jobs")
-    .set({
-      state: "failed",
-      error_code: "E500",
-      error_message: "the worker processing this job stopped responding too many times",
-      locked_by: null,
-      lease_until: null,
-      finished_at: now,
-      expires_at: now + retentionMs,
-    })
-    .where("state", "=", "running")
-    .where("lease_until", "<", now)
-    .whereRef("attempts", ">=", "max_attempts")
-    .executeTakeFirst();
-  return { requeued: Number(requeued.numUpdatedRows), failed: Number(failed.numUpdatedRows) };
+  let failed = 0;
+  for (const kind of TASK_KINDS) {
+    const { code, message } = KINDS[kind].exhausted;
+    failed += await store.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable("tasks")
+        .set({ state: "failed", error_code: code, error_message: message, locked_by: null, lease_until: null, finished_at: now })
+        .where("kind", "=", kind)
+        .where("state", "=", "running")
+        .where("lease_until", "<", now)
+        .whereRef("attempts", ">=", "max_attempts")
+        .returning("job_id")
+        .execute();
+      if (rows.length > 0 && KINDS[kind].endsJob) {
+        await trx.updateTable("jobs").set({ expires_at: now + retentionMs }).where("id", "in", rows.map((r) => r.job_id)).execute();
+      }
+      return rows.length;
+    });
+  }
+  return { requeued: Number(requeued.numUpdatedRows), failed };
 }
-
-const backoffMs = (attempts: number): number => Math.min(60_000, 1000 * 2 ** (attempts - 1));

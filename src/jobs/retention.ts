@@ -22,12 +22,13 @@ export async function sweepExpired(
     .executeTakeFirst();
   let orphans = 0;
   for (const key of await blobs.listOlderThan(orphanAgeMs, now)) {
+    // A job keeps its audio while any of its tasks is pending: a completed job while its refinement is
+    // (docs/enterprise.md).
     const live = await store.db
       .selectFrom("jobs")
       .select("id")
       .where("blob_key", "=", key)
-      // A completed job keeps its audio while its refinement is pending (docs/enterprise.md).
-      .where((eb) => eb.or([eb("state", "in", ["queued", "running"]), eb("refine_status", "in", ["queued", "processing"])]))
+      .where((eb) => eb.exists(eb.selectFrom("tasks").select("seq").whereRef("tasks.job_id", "=", "jobs.id").where("tasks.state", "in", ["queued", "running"])))
       .executeTakeFirst();
     if (!live) {
       await blobs.remove(key);

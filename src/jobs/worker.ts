@@ -1,32 +1,23 @@
-// A worker: claims the oldest queued job, runs the pipeline on it with its own engine, and records the outcome.
-// While it works it renews the job's lease; if it dies, the reaper hands the job to another worker.
+// A worker: claims the next task, runs the task function of its kind with its own engine, and records the outcome
+// through the one task lifecycle (queue.ts). While it works it renews the task's lease; if the lease is lost
+// (reaped, or the job deleted), it stops the engine rather than decode to the end for nothing; if the worker dies,
+// the reaper hands the task to another worker.
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { Engine } from "../engine/client.js";
 import type { ModelRegistry } from "../engine/models.js";
-import { EngineError } from "../engine/protocol.js";
-import { runPipeline } from "../pipeline/run.js";
+import type { LlmBackend } from "../insight/index.js";
 import { recordAttempt, recordFirstClaim, timeStage } from "../metrics/index.js";
+import type { RefinerSettings } from "../refine/refiner.js";
 import { BlobNotFoundError, type BlobStore, type OpenedBlob } from "../storage/blobs/index.js";
 import type { Store } from "../storage/db.js";
-import type { JobRow } from "../storage/jobs.js";
-import { insightForJob, type LlmBackend } from "../insight/index.js";
-import { claimRefinements, reapRefinements, releaseRefinement } from "../refine/queue.js";
-import type { RefinerSettings } from "../refine/refiner.js";
-import { runRefinement } from "../refine/runner.js";
-import type { JobConfig } from "./jobConfig.js";
+import { getJob, hasPendingTasks, type TaskRow } from "../storage/jobs.js";
+import type { TaskKind } from "../storage/schema.js";
+import { KINDS } from "../storage/taskKinds.js";
+import { hidePaths, TaskFailed } from "./failure.js";
+import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "./queue.js";
+import { taskDefinitions, type TaskDefinition } from "./tasks/index.js";
 import { notifyJobQueued } from "./wakeup.js";
-import {
-  claimJobs,
-  completeJob,
-  failJob,
-  reapExpired,
-  releaseJob,
-  renewLease,
-  type CompletionAddons,
-  type JobFailure,
-  type Lease,
-} from "./queue.js";
 
 export interface WorkerDeps {
   store: Store;
@@ -47,15 +38,21 @@ export class Worker {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  private current: JobRow | null = null;
-  private currentPhase: "base" | "refine" = "base";
+  private current: TaskRow | null = null;
   private readonly lease: Lease;
+  private readonly tasks: Record<TaskKind, TaskDefinition>;
+  /** The kinds this worker claims: refinement only where it is configured and this process takes it. */
+  private readonly kinds: TaskKind[];
 
   constructor(
     readonly id: string,
     private readonly deps: WorkerDeps,
   ) {
     this.lease = { workerId: id, leaseMs: deps.config.leaseS * 1000 };
+    const refiner = deps.refiner ?? null;
+    this.tasks = taskDefinitions({ engine: deps.engine, models: deps.models, config: deps.config, insight: deps.insight ?? null, refiner });
+    const refines = Boolean(refiner && deps.config.refine.enabled && deps.config.refine.claim);
+    this.kinds = refines ? ["transcribe", "refine"] : ["transcribe"];
   }
 
   start(): void {
@@ -70,9 +67,9 @@ export class Worker {
   }
 
   /**
-   * Stops claiming. An in-flight job gets `graceMs` (SORI_SHUTDOWN_GRACE_S) to finish; after that it is handed back
-   * to the queue and the engine is killed, so another worker can take it at once instead of waiting for the lease
-   * to expire (test/e2e/faults.test.ts).
+   * Stops claiming. An in-flight task gets `graceMs` (SORI_SHUTDOWN_GRACE_S) to finish; after that it is handed
+   * back to the queue and the engine is killed, so another worker can take it at once instead of waiting for the
+   * lease to expire (test/e2e/faults.test.ts).
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
@@ -82,12 +79,12 @@ export class Worker {
       await this.deps.engine.stop();
       return;
     }
-    const job = this.current;
-    if (job) {
-      const release = this.currentPhase === "refine" ? releaseRefinement : releaseJob;
-      await release(this.deps.store, job.id, this.id).then(
-        () => this.deps.log.warn({ job_id: job.id, client_id: job.client_id, grace_s: graceMs / 1000 }, "shutdown: in-flight job handed back to the queue"),
-        (err: Error) => this.deps.log.warn({ job_id: job.id, client_id: job.client_id, err: err.message }, "shutdown: hand-back failed; the job returns when its lease expires"),
+    const task = this.current;
+    if (task) {
+      const who = { job_id: task.job_id, kind: task.kind };
+      await releaseTask(this.deps.store, task, this.id).then(
+        () => this.deps.log.warn({ ...who, grace_s: graceMs / 1000 }, "shutdown: in-flight task handed back to the queue"),
+        (err: Error) => this.deps.log.warn({ ...who, err: err.message }, "shutdown: hand-back failed; the task returns when its lease expires"),
       );
     }
     // The engine is still decoding work that is no longer ours: kill it now rather than wait for it. The loop then
@@ -110,28 +107,10 @@ export class Worker {
         if (Date.now() - lastReap > config.leaseS * 500) {
           lastReap = Date.now();
           const r = await reapExpired(store, config.retentionS * 1000);
-          if (r.requeued || r.failed) log.warn({ ...r }, "reaped jobs whose lease expired");
-          const rr = await reapRefinements(store);
-          if (rr.requeued || rr.failed) log.warn({ ...rr }, "reaped refinements whose lease expired");
+          if (r.requeued || r.failed) log.warn({ ...r }, "reaped tasks whose lease expired");
         }
-        const [job] = await claimJobs(store, this.lease, 1);
-        // Base jobs first: a refinement is claimed only when no base job waits (docs/enterprise.md, Scheduling).
-        const refinement = job || !this.refines() ? undefined : (await claimRefinements(store, this.lease, 1))[0];
-        if (refinement) {
-          this.current = refinement;
-          this.currentPhase = "refine";
-          await runRefinement(refinement, this.lease, {
-            store,
-            blobs: this.deps.blobs,
-            engine: this.deps.engine,
-            settings: this.deps.refiner!,
-            maxAudioS: config.maxAudioS,
-            timeoutFactor: config.engineTimeoutFactor,
-            log,
-          });
-          continue;
-        }
-        if (!job) {
+        const [task] = await claimTasks(store, this.lease, { kinds: this.kinds });
+        if (!task) {
           await new Promise<void>((r) => {
             this.wake = r;
             setTimeout(r, config.pollMs);
@@ -139,9 +118,8 @@ export class Worker {
           this.wake = null;
           continue;
         }
-        this.current = job;
-        this.currentPhase = "base";
-        await this.process(job);
+        this.current = task;
+        await this.runTask(task);
       } catch (err) {
         // The store being unreachable must not end the loop: log, back off, try again.
         log.error({ err: (err as Error).message }, "worker loop error");
@@ -152,121 +130,76 @@ export class Worker {
     }
   }
 
-  private refines(): boolean {
-    return Boolean(this.deps.refiner && this.deps.config.refine.enabled && this.deps.config.refine.claim);
-  }
-
-  private async process(job: JobRow): Promise<void> {
-    const { store, blobs, engine, models, config, log } = this.deps;
-    const jlog = log.child({ job_id: job.id, client_id: job.client_id, attempt: job.attempts });
+  /** One attempt at a claimed task: open the job's audio, run the kind's task function, record the outcome. */
+  private async runTask(task: TaskRow): Promise<void> {
+    const { store, blobs, engine, config, log } = this.deps;
+    const def = this.tasks[task.kind];
+    const retentionMs = config.retentionS * 1000;
+    const job = await getJob(store, task.job_id);
+    const tlog = log.child({ job_id: task.job_id, client_id: job?.client_id, kind: task.kind, attempt: task.attempts });
     const started = Date.now();
-    jlog.info({ audio_s: job.audio_s, format: job.file_format }, "job started");
-    if (job.attempts === 1) recordFirstClaim(job.created_at, started);
+    const name = KINDS[task.kind].logName;
+    tlog.info({ audio_s: job?.audio_s, format: job?.file_format }, `${name} started`);
+    if (task.attempts === 1) recordFirstClaim(task.kind, task.created_at, started);
 
     let progress = 0;
     let lost = false;
     const heartbeat = setInterval(() => {
-      renewLease(store, job.id, this.lease, progress)
+      renewLease(store, task, this.lease, progress)
         .then((ok) => {
-          if (!ok) lost = true;
+          if (ok || lost) return;
+          lost = true;
+          // Someone else owns the task now (or it was cancelled): whatever the engine still computes is discarded.
+          tlog.warn("lease lost; stopping the engine");
+          engine.stop(0).catch(() => {});
         })
-        .catch((err) => jlog.warn({ err: (err as Error).message }, "lease renewal failed"));
-    }, Math.max(200, (config.leaseS * 1000) / 3));
+        .catch((err) => tlog.warn({ err: (err as Error).message }, "lease renewal failed"));
+    }, Math.max(200, this.lease.leaseMs / 3));
 
     let audio: OpenedBlob | null = null;
+    let outcome: "completed" | "retried" | "failed" | "lost";
+    let code: string | undefined;
     try {
-      if (!job.blob_key) throw new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false });
+      if (!job?.blob_key) throw new TaskFailed(def.audioMissing);
       // A local file for the engine: the blob itself, or a spool copy of a remote one (released below).
       audio = await blobs.open(job.blob_key).catch((err: unknown) => {
-        throw err instanceof BlobNotFoundError ? new JobFailed({ code: "E500", message: "the job's audio is no longer stored", retryable: false }) : err;
+        throw err instanceof BlobNotFoundError ? new TaskFailed(def.audioMissing) : err;
       });
-      const jobConfig = JSON.parse(job.config) as JobConfig;
-      const results: Awaited<ReturnType<typeof runPipeline>> & { insight?: unknown } = await runPipeline(
-        { config: jobConfig, audioPath: audio.path, maxAudioS: config.maxAudioS },
-        { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress: (f) => (progress = f) },
-        job.audio_s,
-      );
-      const addons: CompletionAddons = {};
-      if (jobConfig.use_insight) {
-        // The spec puts insight in the base result at completion, so `completed` waits for it; a failure gives
-        // `insight: []` and the transcription completes all the same (docs/enterprise.md).
-        const insightStarted = Date.now();
-        const { insight, error } = await timeStage("insight", () => insightForJob(
-          { utterances: results.utterances, language: jobConfig.language, prompt: jobConfig.insight?.prompt, keywords: jobConfig.keywords },
-          this.deps.insight ?? null,
-          config.insight.timeoutS * 1000,
-        ));
-        results.insight = insight;
-        addons.insight_error = error;
-        if (error) jlog.warn({ reason: error }, "insight failed; the job completes with insight []");
-        else jlog.info({ elapsed_s: (Date.now() - insightStarted) / 1000 }, "insight generated");
-      }
-      const refine = jobConfig.use_refinement;
-      if (refine) {
-        Object.assign(addons, config.refine.enabled && this.deps.refiner ? { refine_status: "queued" } : { refine_status: "failed", refine_error: "refiner_enqueue_failed" });
-      }
+      const done = await def.run({ job, task, audioPath: audio.path, onProgress: (f) => (progress = f), log: tlog });
       clearInterval(heartbeat);
-      if (lost || !(await timeStage("store", () => completeJob(store, job.id, this.id, results, config.retentionS * 1000, Date.now(), addons)))) {
-        recordAttempt("lost", (Date.now() - started) / 1000, null);
-        jlog.warn("lease lost before completion; result discarded (another worker owns the job)");
-        return;
-      }
-      const elapsed = (Date.now() - started) / 1000;
-      recordAttempt("completed", elapsed, job.audio_s);
-      jlog.info({ elapsed_s: elapsed, rtf: job.audio_s ? elapsed / job.audio_s : null, utterances: results.utterances.length }, "job completed");
-      this.deps.onFinal?.(job.id);
-      // A queued refinement re-decodes the audio; it deletes the audio once it is final (src/refine/runner.ts).
-      if (addons.refine_status !== "queued") await blobs.remove(job.blob_key);
-      else this.wakeOthers();
+      const stored = !lost && (await timeStage("store", () => completeTask(store, task, this.id, done, retentionMs)));
+      outcome = stored ? "completed" : "lost";
+      if (stored && done.next && !done.next.failed) this.wakeOthers();
     } catch (err) {
       clearInterval(heartbeat);
-      const f = toFailure(err);
-      jlog.warn({ code: f.code, reason: f.message }, "job attempt failed");
-      const outcome = await failJob(store, job, this.id, { ...f, message: hidePaths(f.message, audio?.path ?? null) }, config.retentionS * 1000);
-      jlog.info({ outcome }, "job attempt recorded");
-      recordAttempt(outcome, (Date.now() - started) / 1000, null, f.code);
-      if (outcome === "failed") this.deps.onFinal?.(job.id);
-      if (outcome === "failed" && job.blob_key) await blobs.remove(job.blob_key);
+      const f = def.toFailure(err);
+      code = f.code;
+      tlog.warn({ code: f.code, reason: f.message }, `${name} attempt failed`);
+      outcome = await failTask(store, task, this.id, { ...f, message: hidePaths(f.message, audio?.path ?? null) }, retentionMs);
       if (outcome === "retried") this.wakeOthers();
     } finally {
       await audio?.release();
     }
-  }
-}
 
-class JobFailed extends Error {
-  constructor(readonly failure: JobFailure) {
-    super(failure.message);
-  }
-}
-
-/**
- * Engine errors become the job's error. Bad audio reuses the submit codes with the same meaning (H0010 not
- * decodable, H0006 too long) and is final; crashes and timeouts are retried, then end as E500.
- */
-export function toFailure(err: unknown): JobFailure {
-  if (err instanceof JobFailed) return err.failure;
-  if (err instanceof EngineError) {
-    switch (err.code) {
-      case "audio_decode_failed":
-        return { code: "H0010", message: `the audio could not be decoded: ${err.message}`, retryable: false };
-      case "audio_too_long":
-        return { code: "H0006", message: err.message, retryable: false };
-      case "model_load_failed":
-        return { code: "E500", message: `the recognition model is not available: ${err.message}`, retryable: false };
-      case "bad_request":
-        return { code: "E500", message: `internal request error: ${err.message}`, retryable: false };
-      default:
-        return { code: "E500", message: `transcription failed: ${err.message}`, retryable: true };
+    const elapsed = (Date.now() - started) / 1000;
+    recordAttempt(task.kind, outcome, elapsed, job?.audio_s ?? null, outcome === "lost" ? undefined : code);
+    if (outcome === "lost") {
+      tlog.warn("lease lost before the outcome was recorded; result discarded (another worker owns the task)");
+      return;
     }
+    if (outcome === "completed") tlog.info({ elapsed_s: elapsed, rtf: job?.audio_s ? elapsed / job.audio_s : null }, `${name} completed`);
+    else tlog.info({ outcome }, `${name} attempt recorded`);
+    if (outcome === "retried") return;
+    if (KINDS[task.kind].endsJob) this.deps.onFinal?.(task.job_id);
+    // The outcome is recorded; cleaning up after it is not part of it: a failure here is logged, and the orphan
+    // sweep removes the audio later.
+    if (job?.blob_key) await this.removeAudioWhenDone(task.job_id, job.blob_key).catch((err: Error) => tlog.warn({ err: err.message }, "audio removal failed; the orphan sweep will remove it"));
   }
-  return { code: "E500", message: `transcription failed: ${(err as Error)?.message ?? String(err)}`, retryable: true };
-}
 
-/** The client sees the failure's message; where the server keeps files is none of its business (the log has them). */
-export function hidePaths(message: string, audioPath: string | null): string {
-  const named = audioPath ? message.split(audioPath).join("the uploaded file") : message;
-  return named.replace(/(?<![\w.:/])\/(?:[\w.-]+\/)+[\w.-]*/g, "<server path>");
+  /** The audio is kept while any task of the job may still need it (a queued refinement re-decodes it). */
+  private async removeAudioWhenDone(jobId: string, blobKey: string): Promise<void> {
+    if (!(await hasPendingTasks(this.deps.store, jobId))) await this.deps.blobs.remove(blobKey);
+  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,6 @@
 // What the rest of the code calls: small recording functions, so a hook in the worker or pipeline is one line
 // and knows nothing of prom-client.
+import type { TaskKind } from "../storage/schema.js";
 import { audioSeconds, errors, jobDuration, jobQueueWait, realTimeFactor, stageDuration, type Stage } from "./registry.js";
 
 export { registry } from "./registry.js";
@@ -17,19 +18,19 @@ export async function timeStage<T>(stage: Stage, fn: () => Promise<T> | T): Prom
 
 export type AttemptOutcome = "completed" | "failed" | "retried" | "lost";
 
-/** One job attempt ended. `audioS` counts only for completed attempts (processed audio, and its RTF). */
-export function recordAttempt(outcome: AttemptOutcome, elapsedS: number, audioS: number | null, errorCode?: string): void {
-  jobDuration.observe({ outcome }, elapsedS);
-  if (outcome === "completed" && audioS) {
+/** One task attempt ended. `audioS` counts only for completed transcriptions (processed audio, and its RTF). */
+export function recordAttempt(kind: TaskKind, outcome: AttemptOutcome, elapsedS: number, audioS: number | null, errorCode?: string): void {
+  jobDuration.observe({ kind, outcome }, elapsedS);
+  if (kind === "transcribe" && outcome === "completed" && audioS) {
     audioSeconds.inc(audioS);
     realTimeFactor.observe(elapsedS / audioS);
   }
-  if (errorCode) errors.inc({ source: "job", code: errorCode });
+  if (errorCode) errors.inc({ source: kind === "transcribe" ? "job" : kind, code: errorCode });
 }
 
-/** A job's first claim: how long it waited in the queue. */
-export function recordFirstClaim(createdAt: number, now = Date.now()): void {
-  jobQueueWait.observe(Math.max(0, (now - createdAt) / 1000));
+/** A task's first claim: how long it waited in the queue. */
+export function recordFirstClaim(kind: TaskKind, createdAt: number, now = Date.now()): void {
+  jobQueueWait.observe({ kind }, Math.max(0, (now - createdAt) / 1000));
 }
 
 /** An API request was refused with a spec error body. */

@@ -1,7 +1,7 @@
 // The process's Prometheus registry (prom-client). One per process, like pino's logger: workers, the pipeline and
 // the HTTP error handler record into it with plain function calls, and GET /metrics renders it.
-// No label ever carries a client id, job id or any job content: labels are fixed, small sets (state, stage,
-// outcome, code), so the exposition is safe to scrape without a token and its cardinality stays bounded.
+// No label ever carries a client id, job id or any job content: labels are fixed, small sets (kind, state,
+// stage, outcome, code), so the exposition is safe to scrape without a token and its cardinality stays bounded.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 export const registry = new Registry();
@@ -13,22 +13,23 @@ const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 /** Set at scrape time from the store (src/metrics/queue.ts), so it is right whichever process changed the rows. */
 export const queueJobs = new Gauge({
   name: "sori_queue_jobs",
-  help: "Jobs in the store by state (queued: waiting, including retries in backoff; running: claimed)",
-  labelNames: ["state"] as const,
+  help: "Tasks in the store by kind and state (queued: waiting, including retries in backoff; running: claimed)",
+  labelNames: ["kind", "state"] as const,
   registers: [registry],
 });
 
 export const jobDuration = new Histogram({
   name: "sori_job_duration_seconds",
-  help: "Wall time of one job attempt in a worker, from claim to its recorded outcome",
-  labelNames: ["outcome"] as const,
+  help: "Wall time of one task attempt in a worker, from claim to its recorded outcome",
+  labelNames: ["kind", "outcome"] as const,
   buckets: DURATION_BUCKETS,
   registers: [registry],
 });
 
 export const jobQueueWait = new Histogram({
   name: "sori_job_queue_wait_seconds",
-  help: "Time from submission to a job's first claim by a worker",
+  help: "Time from a task's creation (a job's submission, a refinement's start) to its first claim by a worker",
+  labelNames: ["kind"] as const,
   buckets: DURATION_BUCKETS,
   registers: [registry],
 });
@@ -56,7 +57,7 @@ export const realTimeFactor = new Histogram({
 
 export const errors = new Counter({
   name: "sori_errors_total",
-  help: "Errors by spec code: refused API requests (source=api) and failed job attempts (source=job)",
+  help: "Errors by code: refused API requests (source=api), failed transcription attempts (source=job) and failed attempts of other task kinds (source=the kind)",
   labelNames: ["source", "code"] as const,
   registers: [registry],
 });

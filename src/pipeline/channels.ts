@@ -3,7 +3,8 @@
 // are merged in time order. Diarization does not apply: a channel is a speaker (one party of a call per channel).
 import type { Engine } from "../engine/client.js";
 import { EngineError, type TranscribeParams } from "../engine/protocol.js";
-import { toUtterances, type Utterance } from "./utterances.js";
+import type { Utterance } from "../domain/utterance.js";
+import { toUtterances } from "../engine/utterances.js";
 
 /** More channels than this is not a call or meeting recording; refused rather than transcribed N times. */
 export const MAX_CHANNELS = 8;

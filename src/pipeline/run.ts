@@ -4,11 +4,12 @@ import type { Engine } from "../engine/client.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../engine/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
-import type { JobConfig } from "../jobs/jobConfig.js";
+import type { JobConfig } from "../domain/jobConfig.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { speakerUtterances } from "../diarization/index.js";
 import { transcribeChannels } from "./channels.js";
-import { toUtterances, type Utterance } from "./utterances.js";
+import type { Utterance } from "../domain/utterance.js";
+import { toUtterances } from "../engine/utterances.js";
 import { timeStage } from "../metrics/index.js";
 
 export interface PipelineInput {

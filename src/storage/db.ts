@@ -10,6 +10,7 @@ import * as m001 from "./migrations/001_initial.js";
 import * as m002 from "./migrations/002_refinement.js";
 import * as m003 from "./migrations/003_extras.js";
 import * as m004 from "./migrations/004_blobs.js";
+import * as m005 from "./migrations/005_tasks.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -20,7 +21,7 @@ export interface Store {
 }
 
 // Numbered migrations, applied in order; a new one is a new file here, never an edit of an old one.
-const MIGRATIONS = { "001_initial": m001, "002_refinement": m002, "003_extras": m003, "004_blobs": m004 };
+const MIGRATIONS = { "001_initial": m001, "002_refinement": m002, "003_extras": m003, "004_blobs": m004, "005_tasks": m005 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,
 // well inside JavaScript's safe integer range.

@@ -1,6 +1,7 @@
 // A client's jobs, newest first with keyset pagination on seq, and deleting one job's audio and results.
+import { KINDS } from "./taskKinds.js";
 import type { Store } from "./db.js";
-import type { JobRow } from "./jobs.js";
+import { selectJobs, toJobRow, type JobRow } from "./jobs.js";
 import type { JobState } from "./schema.js";
 
 export interface ListQuery {
@@ -12,23 +13,21 @@ export interface ListQuery {
 }
 
 export async function listJobs(store: Store, q: ListQuery): Promise<JobRow[]> {
-  let query = store.db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("client_id", "=", q.clientId)
-    .where("deleted_at", "is", null)
-    .orderBy("seq", "desc")
+  let query = selectJobs(store.db)
+    .where("j.client_id", "=", q.clientId)
+    .where("j.deleted_at", "is", null)
+    .orderBy("j.seq", "desc")
     .limit(q.limit);
-  if (q.states) query = query.where("state", "in", q.states);
-  if (q.beforeSeq !== undefined) query = query.where("seq", "<", q.beforeSeq);
-  return query.execute();
+  if (q.states) query = query.where("t.state", "in", q.states);
+  if (q.beforeSeq !== undefined) query = query.where("j.seq", "<", q.beforeSeq);
+  return (await query.execute()).map((r) => toJobRow(r as Parameters<typeof toJobRow>[0]));
 }
 
 /**
  * Marks the job deleted and drops its results (base and refined) now; returns the audio blob key to remove, or
- * undefined when there was no such (undeleted) job. A job still queued or running is ended as failed, so no worker
- * claims it and a worker that holds it loses its fence (its result is discarded, see completeJob); the same for a
- * refinement still queued or running.
+ * undefined when there was no such (undeleted) job. Its tasks still queued or running end as failed with their
+ * kind's `cancelled` code, so no worker claims them and a worker that holds one loses its fence (its result is
+ * discarded, see completeTask).
  */
 export async function deleteJob(store: Store, id: string, now = Date.now()): Promise<{ blobKey: string | null } | undefined> {
   return store.db.transaction().execute(async (trx) => {
@@ -36,22 +35,21 @@ export async function deleteJob(store: Store, id: string, now = Date.now()): Pro
     if (!row) return undefined;
     await trx
       .updateTable("jobs")
-      .set({ deleted_at: now, result: null, blob_key: null, error_message: null, refine_result: null })
+      .set({ deleted_at: now, result: null, blob_key: null, refine_result: null })
       .where("id", "=", id)
       .execute();
-    // A refinement not yet final is ended too; its runner is fenced out like a base worker.
-    await trx
-      .updateTable("jobs")
-      .set({ refine_status: "failed", refine_error: "refiner_input_unavailable", refine_locked_by: null, refine_lease_until: null })
-      .where("id", "=", id)
-      .where("refine_status", "in", ["queued", "processing"])
-      .execute();
-    await trx
-      .updateTable("jobs")
-      .set({ state: "failed", error_code: "E500", locked_by: null, lease_until: null, finished_at: now, expires_at: now })
-      .where("id", "=", id)
-      .where("state", "in", ["queued", "running"])
-      .execute();
+    await trx.updateTable("tasks").set({ error_message: null }).where("job_id", "=", id).execute();
+    const pending = await trx.selectFrom("tasks").select("kind").where("job_id", "=", id).where("state", "in", ["queued", "running"]).execute();
+    for (const { kind } of pending) {
+      await trx
+        .updateTable("tasks")
+        .set({ state: "failed", error_code: KINDS[kind].cancelled.code, error_message: KINDS[kind].cancelled.message, locked_by: null, lease_until: null, finished_at: now })
+        .where("job_id", "=", id)
+        .where("kind", "=", kind)
+        .where("state", "in", ["queued", "running"])
+        .execute();
+      if (KINDS[kind].endsJob) await trx.updateTable("jobs").set({ expires_at: now }).where("id", "=", id).execute();
+    }
     return { blobKey: row.blob_key };
   });
 }

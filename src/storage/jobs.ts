@@ -1,9 +1,30 @@
-// Job records: creation at submit, reads for the API, and the aggregates the submit limits need.
-// Queue transitions (claim, lease, complete, fail) live in src/jobs/queue.ts.
+// Job records: creation at submit (with the job's transcribe task), reads for the API, and the aggregates the
+// submit limits need. Task transitions (claim, lease, complete, fail) live in src/jobs/queue.ts.
+import type { Kysely } from "kysely";
 import type { Store } from "./db.js";
-import type { JobsTable } from "./schema.js";
+import { KINDS } from "./taskKinds.js";
+import type { Database, JobsTable, JobState, RefineStatus, TaskState, TasksTable } from "./schema.js";
 
-export type JobRow = Omit<JobsTable, "seq"> & { seq: number };
+export type TaskRow = Omit<TasksTable, "seq"> & { seq: number };
+
+/**
+ * A job as the API reads it: its record plus where its tasks stand. `state` and the attempt, progress, error and
+ * timing fields are its transcribe task's; `refine_*` its refine task's (null when it has none).
+ */
+export type JobRow = Omit<JobsTable, "seq"> & {
+  seq: number;
+  state: JobState;
+  attempts: number;
+  max_attempts: number;
+  progress: number;
+  error_code: string | null;
+  error_message: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+  refine_status: RefineStatus | null;
+  refine_error: string | null;
+  refine_attempts: number | null;
+};
 
 export interface NewJob {
   id: string;
@@ -15,26 +36,68 @@ export interface NewJob {
   max_attempts: number;
 }
 
+/** The job row and its queued transcribe task, in one transaction. */
 export async function insertJob(store: Store, j: NewJob, now = Date.now()): Promise<void> {
-  await store.db
-    .insertInto("jobs")
-    .values({ ...j, state: "queued", attempts: 0, run_at: now, progress: 0, created_at: now, expired: 0 })
-    .execute();
+  const { max_attempts, ...job } = j;
+  await store.db.transaction().execute(async (trx) => {
+    await trx.insertInto("jobs").values({ ...job, created_at: now, expired: 0 }).execute();
+    await trx
+      .insertInto("tasks")
+      .values({ job_id: j.id, kind: "transcribe", priority: KINDS.transcribe.priority, state: "queued", attempts: 0, max_attempts, run_at: now, progress: 0, created_at: now })
+      .execute();
+  });
+}
+
+/** The select behind every JobRow: the job joined with its transcribe task and, where there is one, its refine task. */
+export function selectJobs(db: Kysely<Database>) {
+  return db
+    .selectFrom("jobs as j")
+    .innerJoin("tasks as t", (join) => join.onRef("t.job_id", "=", "j.id").on("t.kind", "=", "transcribe"))
+    .leftJoin("tasks as r", (join) => join.onRef("r.job_id", "=", "j.id").on("r.kind", "=", "refine"))
+    .selectAll("j")
+    .select([
+      "t.state",
+      "t.attempts",
+      "t.max_attempts",
+      "t.progress",
+      "t.error_code",
+      "t.error_message",
+      "t.started_at",
+      "t.finished_at",
+      "r.state as refine_state",
+      "r.error_code as refine_error",
+      "r.attempts as refine_attempts",
+    ]);
+}
+
+type JoinedRow = Omit<JobRow, "refine_status"> & { refine_state: TaskState | null };
+
+/** The spec's refine_status from the refine task's state. */
+export function toJobRow({ refine_state, ...row }: JoinedRow): JobRow {
+  return { ...row, refine_status: refine_state === "running" ? "processing" : refine_state };
 }
 
 export async function getJob(store: Store, id: string): Promise<JobRow | undefined> {
-  return store.db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
+  const row = await selectJobs(store.db).where("j.id", "=", id).executeTakeFirst();
+  return row && toJobRow(row as JoinedRow);
 }
 
 /** Jobs of a client that are not final yet (queued or running): the concurrency bound counts these. */
 export async function countInFlight(store: Store, clientId: string): Promise<number> {
   const r = await store.db
-    .selectFrom("jobs")
+    .selectFrom("jobs as j")
+    .innerJoin("tasks as t", (join) => join.onRef("t.job_id", "=", "j.id").on("t.kind", "=", "transcribe"))
     .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("client_id", "=", clientId)
-    .where("state", "in", ["queued", "running"])
+    .where("j.client_id", "=", clientId)
+    .where("t.state", "in", ["queued", "running"])
     .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** Whether any task of the job is queued or running (its audio must be kept for it). */
+export async function hasPendingTasks(store: Store, jobId: string): Promise<boolean> {
+  const row = await store.db.selectFrom("tasks").select("seq").where("job_id", "=", jobId).where("state", "in", ["queued", "running"]).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Audio seconds a client submitted since `since` (epoch ms): the usage quota counts these. */

@@ -3,6 +3,7 @@ import type { Generated } from "kysely";
 
 export type JobState = "queued" | "running" | "completed" | "failed";
 
+/** The spec's refine_status: the refine task's state, with `running` spelled `processing`. */
 export type RefineStatus = "queued" | "processing" | "completed" | "failed";
 
 export interface ClientsTable {
@@ -18,46 +19,63 @@ export interface ClientsTable {
   created_at: number;
 }
 
+/** A job's record: what was submitted and what its tasks produced. Where its work stands lives in `tasks`. */
 export interface JobsTable {
-  /** Submission order: claims take the lowest seq first. */
+  /** Submission order (the list pages by it); claims order the tasks by their own seq. */
   seq: Generated<number>;
   id: string;
   client_id: string;
-  state: JobState;
   config: string;
   blob_key: string | null;
   file_format: string;
   audio_s: number | null;
+  /** JSON results body, written when the transcribe task completes. */
+  result: string | null;
+  created_at: number;
+  /** Set when the job became final (its transcribe task completed or failed): retention starts then. */
+  expires_at: number | null;
+  expired: number;
+  /** Set by DELETE /v1/transcribe/{id} (migration 003): the row stays for quota accounting, reads answer 404. */
+  deleted_at: number | null;
+  /** JSON `{utterances}` once the refine task completed (docs/enterprise.md). */
+  refine_result: string | null;
+  /** Why insight generation failed (logs and operators only; the read shows `insight: []`). */
+  insight_error: string | null;
+}
+
+/** What a task does; src/jobs/kinds.ts has the facts of each kind (priority, codes). */
+export type TaskKind = "transcribe" | "refine";
+
+export type TaskState = "queued" | "running" | "completed" | "failed";
+
+/**
+ * One unit of work of a job (migration 005), in the pattern of graphile-worker's jobs table: every kind has the
+ * same lifecycle (src/jobs/queue.ts): claimed with a lease, fenced by `locked_by`, retried with backoff, reaped
+ * when its worker dies. A job has at most one task of each kind.
+ */
+export interface TasksTable {
+  /** Claim order within a priority; a retry keeps its seq, so it keeps its place. */
+  seq: Generated<number>;
+  job_id: string;
+  kind: TaskKind;
+  /** Lower runs first: a refinement is claimed only when no transcription waits. */
+  priority: number;
+  state: TaskState;
   attempts: number;
   max_attempts: number;
   run_at: number;
   locked_by: string | null;
   lease_until: number | null;
   progress: number;
-  result: string | null;
   error_code: string | null;
   error_message: string | null;
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
-  expires_at: number | null;
-  expired: number;
-  /** Set by DELETE /v1/transcribe/{id} (migration 003): the row stays for quota accounting, reads answer 404. */
-  deleted_at: number | null;
-  /** Refinement phase (migration 002, docs/enterprise.md): null when refinement was not requested. */
-  refine_status: RefineStatus | null;
-  /** JSON `{utterances}` once refine_status is completed. */
-  refine_result: string | null;
-  /** refiner_enqueue_failed | refiner_input_unavailable | refiner_failed once refine_status is failed. */
-  refine_error: string | null;
-  refine_locked_by: string | null;
-  refine_lease_until: number | null;
-  refine_attempts: number | null;
-  /** Why insight generation failed (logs and operators only; the read shows `insight: []`). */
-  insight_error: string | null;
 }
 
 export interface Database {
   clients: ClientsTable;
   jobs: JobsTable;
+  tasks: TasksTable;
 }

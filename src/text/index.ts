@@ -2,7 +2,7 @@
 // for out. Each option is one stage, a plain function over text returning edits (see edits.ts), applied per
 // utterance in this order: disfluency filter → ITN (or its reverse) → keyword correction → profanity mask; then the
 // paragraph splitter regroups the words. docs/text.md describes each stage.
-import type { Utterance, Word } from "../pipeline/utterances.js";
+import type { Utterance, Word } from "../domain/utterance.js";
 import { disfluencyEdits, VERBATIM_PROMPTS } from "./disfluency.js";
 import { applyEdits, joinTokens, type Edit, type Token } from "./edits.js";
 import { itnEdits } from "./itn.js";

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import type { Engine } from "../../src/engine/client.js";
 import { defaultRegistry } from "../../src/engine/models.js";
 import type { DiarizeParams, DiarizeResult, TranscribeParams, TranscribeResult } from "../../src/engine/protocol.js";
-import { parseJobConfig } from "../../src/jobs/jobConfig.js";
+import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { runPipeline } from "../../src/pipeline/run.js";
 
 const transcript: TranscribeResult = {

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { ERROR_CODES, isApiError } from "../../src/errors.js";
-import { parseJobConfig } from "../../src/jobs/jobConfig.js";
+import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { authenticate } from "../helpers/api.js";
 import { createClient, startSori, unthrottledApiEnv, type SoriProcess } from "../helpers/server.js";
 import { rawPost } from "./raw.js";

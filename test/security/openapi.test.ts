@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { ConfigSchema } from "../../src/jobs/jobConfig.js";
+import { ConfigSchema } from "../../src/domain/jobConfig.js";
 import { ROOT } from "../helpers/server.js";
 import { fastifyRoutes, inProcessApp } from "./inProcess.js";
 

@@ -8,13 +8,14 @@ import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import pg from "pg";
 import { sweepExpired } from "../../src/jobs/retention.js";
-import { claimJobs, completeJob, failJob, reapExpired, releaseJob, renewLease } from "../../src/jobs/queue.js";
+import type { TaskFailure } from "../../src/jobs/failure.js";
+import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "../../src/jobs/queue.js";
 import { type BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { getClient, insertClient, listClients, updateClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
-import { audioSecondsSince, countInFlight, getJob, insertJob, type JobRow } from "../../src/storage/jobs.js";
+import { audioSecondsSince, countInFlight, getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
 
 const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000; // a fixed "now" for everything that takes one
@@ -130,25 +131,50 @@ for (const [label, makeBackend, skip] of [
       );
       return id;
     }
-    const job = async (id: string): Promise<JobRow> => {
+    /** A job's transcribe task: the base queue of this suite. */
+    const task = async (id: string): Promise<TaskRow> => {
+      const t = await store.db.selectFrom("tasks").selectAll().where("job_id", "=", id).where("kind", "=", "transcribe").executeTakeFirst();
+      return t ?? ({ seq: -1 } as TaskRow);
+    };
+    /** The job as the API reads it, with its transcribe task's lease fields. */
+    const job = async (id: string): Promise<JobRow & Pick<TaskRow, "locked_by" | "lease_until" | "run_at">> => {
       const j = await getJob(store, id);
       assert.ok(j, `job ${id} exists`);
-      return j;
+      const t = await task(id);
+      return { ...j, locked_by: t.locked_by, lease_until: t.lease_until, run_at: t.run_at };
     };
     const lease = (workerId: string, leaseMs = 1000) => ({ workerId, leaseMs });
+    // The lifecycle's transitions on transcribe tasks, addressed by job id as the assertions below read best.
+    type Claimed = TaskRow & { id: string };
+    const asClaimed = (t: TaskRow): Claimed => ({ ...t, id: t.job_id });
+    const claim = async (s: Store, l: Lease, n = 1, now = Date.now()): Promise<Claimed[]> =>
+      (await claimTasks(s, l, { kinds: ["transcribe"], n, now })).map(asClaimed);
+    const complete = async (s: Store, id: string, w: string, result: unknown, retentionMs: number, now = Date.now()) =>
+      completeTask(s, await task(id), w, { results: { result: JSON.stringify(result) } }, retentionMs, now);
+    const fail = async (s: Store, row: { id: string }, w: string, f: TaskFailure, retentionMs: number, now = Date.now()) =>
+      failTask(s, await task(row.id), w, f, retentionMs, now);
+    const release = async (s: Store, id: string, w: string) => releaseTask(s, await task(id), w);
+    const renew = async (id: string, l: Lease, progress?: number) => renewLease(store, await task(id), l, progress);
 
     describe("migrations", () => {
-      it("create the clients and jobs tables with their indexes", async () => {
+      it("create the clients, jobs and tasks tables with their indexes", async () => {
         const tables = await store.db.introspection.getTables();
         const names = tables.map((t) => t.name);
-        assert.ok(names.includes("clients") && names.includes("jobs"), names.join());
-        const jobs = tables.find((t) => t.name === "jobs")!;
-        const cols = jobs.columns.map((c) => c.name);
-        for (const c of ["seq", "id", "client_id", "state", "attempts", "max_attempts", "run_at", "locked_by", "lease_until", "expires_at", "expired"]) {
-          assert.ok(cols.includes(c), `jobs.${c}`);
+        assert.ok(names.includes("clients") && names.includes("jobs") && names.includes("tasks"), names.join());
+        const columns = (table: string) => tables.find((t) => t.name === table)!.columns;
+        const jobCols = columns("jobs").map((c) => c.name);
+        for (const c of ["seq", "id", "client_id", "config", "blob_key", "result", "expires_at", "expired", "deleted_at", "refine_result"]) {
+          assert.ok(jobCols.includes(c), `jobs.${c}`);
         }
-        const seq = jobs.columns.find((c) => c.name === "seq")!;
-        assert.equal(seq.isAutoIncrementing || seq.hasDefaultValue, true);
+        for (const c of ["state", "locked_by", "refine_status", "refine_locked_by"]) assert.ok(!jobCols.includes(c), `jobs.${c} moved to tasks`);
+        const taskCols = columns("tasks").map((c) => c.name);
+        for (const c of ["seq", "job_id", "kind", "priority", "state", "attempts", "max_attempts", "run_at", "locked_by", "lease_until", "error_code"]) {
+          assert.ok(taskCols.includes(c), `tasks.${c}`);
+        }
+        for (const table of ["jobs", "tasks"]) {
+          const seq = columns(table).find((c) => c.name === "seq")!;
+          assert.equal(seq.isAutoIncrementing || seq.hasDefaultValue, true);
+        }
       });
 
       it("are recorded, and opening the store again applies nothing twice", async () => {
@@ -215,18 +241,18 @@ for (const [label, makeBackend, skip] of [
         const seqs = await Promise.all(ids.map(async (id) => (await job(id)).seq));
         assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), "seq grows with submission");
 
-        const [first] = await claimJobs(store, lease("w1"), 1, T);
+        const [first] = await claim(store, lease("w1"), 1, T);
         assert.equal(first?.id, ids[0]);
-        const two = await claimJobs(store, lease("w1"), 2, T);
+        const two = await claim(store, lease("w1"), 2, T);
         assert.deepEqual(two.map((j) => j.id), ids.slice(1, 3));
-        const rest = await claimJobs(store, lease("w2"), 10, T);
+        const rest = await claim(store, lease("w2"), 10, T);
         assert.deepEqual(rest.map((j) => j.id), ids.slice(3));
-        assert.deepEqual(await claimJobs(store, lease("w2"), 1, T), []);
+        assert.deepEqual(await claim(store, lease("w2"), 1, T), []);
       });
 
       it("a claim marks the job running, leased to the worker, with the attempt counted", async () => {
         const id = await addJob();
-        const [c] = await claimJobs(store, lease("w1", 5000), 1, T + 10);
+        const [c] = await claim(store, lease("w1", 5000), 1, T + 10);
         assert.ok(c);
         assert.equal(c.id, id);
         assert.equal(c.state, "running");
@@ -234,24 +260,24 @@ for (const [label, makeBackend, skip] of [
         assert.equal(c.lease_until, T + 10 + 5000);
         assert.equal(c.attempts, 1);
         assert.equal(c.started_at, T + 10);
-        assert.deepEqual(await job(id), c, "the returned row is the stored row");
+        assert.deepEqual(asClaimed(await task(id)), c, "the returned row is the stored row");
       });
 
       it("does not claim a job whose run_at is still ahead", async () => {
         const id = await addJob({ now: T + 5000 });
-        assert.deepEqual(await claimJobs(store, lease("w1"), 1, T + 4999), []);
-        assert.equal((await claimJobs(store, lease("w1"), 1, T + 5000))[0]?.id, id);
+        assert.deepEqual(await claim(store, lease("w1"), 1, T + 4999), []);
+        assert.equal((await claim(store, lease("w1"), 1, T + 5000))[0]?.id, id);
       });
     });
 
     describe("leases", () => {
       it("a claimed job is not claimed again while its lease is valid, and is after it expires", async () => {
         const id = await addJob();
-        const [c1] = await claimJobs(store, lease("w1", 1000), 1, T);
+        const [c1] = await claim(store, lease("w1", 1000), 1, T);
         assert.equal(c1?.attempts, 1);
-        assert.deepEqual(await claimJobs(store, lease("w2", 1000), 1, T + 500), []);
+        assert.deepEqual(await claim(store, lease("w2", 1000), 1, T + 500), []);
         assert.deepEqual(await reapExpired(store, RETENTION, T + 1000), { requeued: 0, failed: 0 }, "lease_until itself is still valid");
-        assert.deepEqual(await claimJobs(store, lease("w2", 1000), 1, T + 1000), []);
+        assert.deepEqual(await claim(store, lease("w2", 1000), 1, T + 1000), []);
 
         assert.deepEqual(await reapExpired(store, RETENTION, T + 1001), { requeued: 1, failed: 0 });
         const requeued = await job(id);
@@ -259,7 +285,7 @@ for (const [label, makeBackend, skip] of [
         assert.equal(requeued.locked_by, null);
         assert.equal(requeued.attempts, 1);
 
-        const [c2] = await claimJobs(store, lease("w2", 1000), 1, T + 1001);
+        const [c2] = await claim(store, lease("w2", 1000), 1, T + 1001);
         assert.equal(c2?.id, id);
         assert.equal(c2?.attempts, 2);
         assert.equal(c2?.locked_by, "w2");
@@ -268,43 +294,43 @@ for (const [label, makeBackend, skip] of [
 
       it("a re-queued job keeps its place before later submissions", async () => {
         const first = await addJob();
-        await claimJobs(store, lease("w1", 1000), 1, T);
+        await claim(store, lease("w1", 1000), 1, T);
         const second = await addJob({ now: T + 100 });
         await reapExpired(store, RETENTION, T + 2000);
-        assert.deepEqual((await claimJobs(store, lease("w2"), 2, T + 2000)).map((j) => j.id), [first, second]);
+        assert.deepEqual((await claim(store, lease("w2"), 2, T + 2000)).map((j) => j.id), [first, second]);
       });
 
       it("the worker that lost its lease can no longer complete, fail or renew the job (fencing)", async () => {
         const id = await addJob();
-        const [c1] = await claimJobs(store, lease("w1", 1000), 1, T);
+        const [c1] = await claim(store, lease("w1", 1000), 1, T);
         await reapExpired(store, RETENTION, T + 2000);
-        await claimJobs(store, lease("w2", 1000), 1, T + 2000);
-        assert.equal(await completeJob(store, id, "w1", { utterances: [] }, RETENTION, T + 2100), false);
-        assert.equal(await failJob(store, c1!, "w1", { code: "E500", message: "x", retryable: true }, RETENTION, T + 2100), "lost");
-        assert.equal(await renewLease(store, id, lease("w1")), false);
+        await claim(store, lease("w2", 1000), 1, T + 2000);
+        assert.equal(await complete(store, id, "w1", { utterances: [] }, RETENTION, T + 2100), false);
+        assert.equal(await fail(store, c1!, "w1", { code: "E500", message: "x", retryable: true }, RETENTION, T + 2100), "lost");
+        assert.equal(await renew(id, lease("w1")), false);
         const j = await job(id);
         assert.equal(j.state, "running");
         assert.equal(j.locked_by, "w2");
-        assert.equal(await completeJob(store, id, "w2", { utterances: [] }, RETENTION, T + 2200), true);
+        assert.equal(await complete(store, id, "w2", { utterances: [] }, RETENTION, T + 2200), true);
       });
 
       it("renewLease extends the owner's lease and records progress", async () => {
         const id = await addJob();
         const now = Date.now();
-        await claimJobs(store, lease("w1", 1000), 1, now);
-        assert.equal(await renewLease(store, id, lease("w1", 60_000), 0.5), true);
+        await claim(store, lease("w1", 1000), 1, now);
+        assert.equal(await renew(id, lease("w1", 60_000), 0.5), true);
         const j = await job(id);
         assert.equal(j.progress, 0.5);
         assert.ok(j.lease_until! >= now + 60_000 && j.lease_until! < Date.now() + 60_000 + 1, String(j.lease_until));
-        assert.equal(await renewLease(store, id, lease("w2", 60_000)), false);
-        assert.equal(await renewLease(store, "missing", lease("w1")), false);
+        assert.equal(await renew(id, lease("w2", 60_000)), false);
+        assert.equal(await renew("missing", lease("w1")), false);
       });
 
       it("reapExpired fails a job with E500 once its attempts are used up", async () => {
         const id = await addJob({ max_attempts: 2 });
-        await claimJobs(store, lease("w1", 1000), 1, T);
+        await claim(store, lease("w1", 1000), 1, T);
         assert.deepEqual(await reapExpired(store, RETENTION, T + 1001), { requeued: 1, failed: 0 });
-        await claimJobs(store, lease("w2", 1000), 1, T + 1001);
+        await claim(store, lease("w2", 1000), 1, T + 1001);
         assert.deepEqual(await reapExpired(store, RETENTION, T + 2002), { requeued: 0, failed: 1 });
         const j = await job(id);
         assert.equal(j.state, "failed");
@@ -314,27 +340,27 @@ for (const [label, makeBackend, skip] of [
         assert.equal(j.locked_by, null);
         assert.equal(j.finished_at, T + 2002);
         assert.equal(j.expires_at, T + 2002 + RETENTION);
-        assert.deepEqual(await claimJobs(store, lease("w3"), 1, T + 10_000), []);
+        assert.deepEqual(await claim(store, lease("w3"), 1, T + 10_000), []);
       });
 
       it("releaseJob hands the job back untouched and gives the attempt back", async () => {
         const id = await addJob();
-        await claimJobs(store, lease("w1"), 1, T);
-        await releaseJob(store, id, "w2"); // not the owner: nothing happens
+        await claim(store, lease("w1"), 1, T);
+        await release(store, id, "w2"); // not the owner: nothing happens
         assert.equal((await job(id)).state, "running");
-        await releaseJob(store, id, "w1");
+        await release(store, id, "w1");
         const j = await job(id);
         assert.deepEqual([j.state, j.attempts, j.locked_by, j.lease_until], ["queued", 0, null, null]);
-        assert.equal((await claimJobs(store, lease("w2"), 1, T))[0]?.attempts, 1);
+        assert.equal((await claim(store, lease("w2"), 1, T))[0]?.attempts, 1);
       });
     });
 
     describe("complete and fail", () => {
       it("completeJob stores the result and the retention deadline, and clears the lease", async () => {
         const id = await addJob();
-        await claimJobs(store, lease("w1"), 1, T);
+        await claim(store, lease("w1"), 1, T);
         const result = { utterances: [{ start_at: 0, duration: 1000, msg: "안녕", spk: 0, lang: "ko" }] };
-        assert.equal(await completeJob(store, id, "w1", result, RETENTION, T + 500), true);
+        assert.equal(await complete(store, id, "w1", result, RETENTION, T + 500), true);
         const j = await job(id);
         assert.equal(j.state, "completed");
         assert.deepEqual(JSON.parse(j.result!), result);
@@ -343,7 +369,7 @@ for (const [label, makeBackend, skip] of [
         assert.equal(j.lease_until, null);
         assert.equal(j.finished_at, T + 500);
         assert.equal(j.expires_at, T + 500 + RETENTION);
-        assert.equal(await completeJob(store, id, "w1", result, RETENTION, T + 600), false, "only once");
+        assert.equal(await complete(store, id, "w1", result, RETENTION, T + 600), false, "only once");
         assert.deepEqual(await reapExpired(store, RETENTION, T + 10 * RETENTION), { requeued: 0, failed: 0 }, "final jobs are not reaped");
       });
 
@@ -351,20 +377,20 @@ for (const [label, makeBackend, skip] of [
         const id = await addJob({ max_attempts: 3 });
         const f = { code: "E500", message: "engine crashed", retryable: true };
 
-        const [a1] = await claimJobs(store, lease("w1"), 1, T);
-        assert.equal(await failJob(store, a1!, "w1", f, RETENTION, T), "retried");
+        const [a1] = await claim(store, lease("w1"), 1, T);
+        assert.equal(await fail(store, a1!, "w1", f, RETENTION, T), "retried");
         let j = await job(id);
         assert.deepEqual([j.state, j.locked_by, j.lease_until, j.run_at, j.error_code], ["queued", null, null, T + 1000, null]);
-        assert.deepEqual(await claimJobs(store, lease("w1"), 1, T + 999), [], "backoff: not before run_at");
+        assert.deepEqual(await claim(store, lease("w1"), 1, T + 999), [], "backoff: not before run_at");
 
-        const [a2] = await claimJobs(store, lease("w1"), 1, T + 1000);
+        const [a2] = await claim(store, lease("w1"), 1, T + 1000);
         assert.equal(a2?.attempts, 2);
-        assert.equal(await failJob(store, a2!, "w1", f, RETENTION, T + 1000), "retried");
+        assert.equal(await fail(store, a2!, "w1", f, RETENTION, T + 1000), "retried");
         assert.equal((await job(id)).run_at, T + 1000 + 2000, "backoff doubles");
 
-        const [a3] = await claimJobs(store, lease("w1"), 1, T + 3000);
+        const [a3] = await claim(store, lease("w1"), 1, T + 3000);
         assert.equal(a3?.attempts, 3);
-        assert.equal(await failJob(store, a3!, "w1", f, RETENTION, T + 3000), "failed");
+        assert.equal(await fail(store, a3!, "w1", f, RETENTION, T + 3000), "failed");
         j = await job(id);
         assert.equal(j.state, "failed");
         assert.equal(j.error_code, "E500");
@@ -372,13 +398,13 @@ for (const [label, makeBackend, skip] of [
         assert.equal(j.finished_at, T + 3000);
         assert.equal(j.expires_at, T + 3000 + RETENTION);
         assert.equal(j.locked_by, null);
-        assert.deepEqual(await claimJobs(store, lease("w1"), 1, T + 100_000), []);
+        assert.deepEqual(await claim(store, lease("w1"), 1, T + 100_000), []);
       });
 
       it("a failure that is not retryable is final at once", async () => {
         const id = await addJob({ max_attempts: 5 });
-        const [c] = await claimJobs(store, lease("w1"), 1, T);
-        assert.equal(await failJob(store, c!, "w1", { code: "H0010", message: "cannot decode", retryable: false }, RETENTION, T), "failed");
+        const [c] = await claim(store, lease("w1"), 1, T);
+        assert.equal(await fail(store, c!, "w1", { code: "H0010", message: "cannot decode", retryable: false }, RETENTION, T), "failed");
         const j = await job(id);
         assert.deepEqual([j.state, j.error_code, j.attempts], ["failed", "H0010", 1]);
       });
@@ -392,7 +418,7 @@ for (const [label, makeBackend, skip] of [
         const got = new Map<string, string>(); // job id → worker
         for (let round = 0; round < 20 && got.size < total; round++) {
           const batches = await Promise.all(
-            Array.from({ length: 4 }, (_, w) => claimJobs(store, lease(`w${w}`), 3, T).then((rows) => rows.map((r) => [r.id, `w${w}`] as const))),
+            Array.from({ length: 4 }, (_, w) => claim(store, lease(`w${w}`), 3, T).then((rows) => rows.map((r) => [r.id, `w${w}`] as const))),
           );
           for (const [id, worker] of batches.flat()) {
             assert.equal(got.has(id), false, `${id} claimed by ${got.get(id)} and ${worker}`);
@@ -418,7 +444,7 @@ for (const [label, makeBackend, skip] of [
             Array.from({ length: 6 }, async (_, w) => {
               const s = others[w % others.length]!;
               for (;;) {
-                const [j] = await claimJobs(s, lease(`p${w}`), 1, T);
+                const [j] = await claim(s, lease(`p${w}`), 1, T);
                 if (!j) return;
                 claimed.push(j.id);
               }
@@ -440,11 +466,11 @@ for (const [label, makeBackend, skip] of [
         void q1;
         await addJob({ client: clientB });
         // Claim in order: q1..f1 are clientA's first five; claim three of them and finish two.
-        const claimed = await claimJobs(store, lease("w1"), 5, T);
-        for (const j of claimed) if (![r1, c1, f1].includes(j.id)) await releaseJob(store, j.id, "w1");
-        await completeJob(store, c1, "w1", {}, RETENTION, T);
+        const claimed = await claim(store, lease("w1"), 5, T);
+        for (const j of claimed) if (![r1, c1, f1].includes(j.id)) await release(store, j.id, "w1");
+        await complete(store, c1, "w1", {}, RETENTION, T);
         const fj = await job(f1);
-        await failJob(store, fj, "w1", { code: "E500", message: "x", retryable: false }, RETENTION, T);
+        await fail(store, fj, "w1", { code: "E500", message: "x", retryable: false }, RETENTION, T);
         assert.deepEqual([(await job(r1)).state, (await job(c1)).state, (await job(f1)).state], ["running", "completed", "failed"]);
         assert.equal(await countInFlight(store, clientA), 3); // two queued, one running
         assert.equal(await countInFlight(store, clientB), 1);
@@ -459,8 +485,8 @@ for (const [label, makeBackend, skip] of [
         await addJob({ audio_s: 10.5, now: T + 1000 });
         await addJob({ audio_s: null, now: T + 2000 });
         await addJob({ client: clientB, audio_s: 7, now: T });
-        const [c] = await claimJobs(store, lease("w1"), 1, T + 5000);
-        await completeJob(store, c!.id, "w1", {}, RETENTION, T + 5000);
+        const [c] = await claim(store, lease("w1"), 1, T + 5000);
+        await complete(store, c!.id, "w1", {}, RETENTION, T + 5000);
         const s = await audioSecondsSince(store, clientA, T);
         assert.equal(typeof s, "number");
         assert.ok(Math.abs(s - 14.388) < 1e-9, String(s));
@@ -484,9 +510,9 @@ for (const [label, makeBackend, skip] of [
         const done = await addJob();
         const failed = await addJob();
         const queued = await addJob();
-        const [c1, c2] = await claimJobs(store, lease("w1"), 2, T);
-        await completeJob(store, c1!.id, "w1", { utterances: [] }, 1000, T);
-        await failJob(store, c2!, "w1", { code: "E500", message: "x", retryable: false }, 2000, T);
+        const [c1, c2] = await claim(store, lease("w1"), 2, T);
+        await complete(store, c1!.id, "w1", { utterances: [] }, 1000, T);
+        await fail(store, c2!, "w1", { code: "E500", message: "x", retryable: false }, 2000, T);
         assert.deepEqual([c1!.id, c2!.id], [done, failed]);
 
         assert.deepEqual(await sweepExpired(store, blobs, T + 999), { expired: 0, orphans: 0 });
@@ -514,9 +540,9 @@ for (const [label, makeBackend, skip] of [
         const finishedId = await addJob({ blob_key: finished });
         // Real clock here: blob age comes from the files' mtime.
         const now = Date.now();
-        const claimed = await claimJobs(store, lease("w1", 3 * 3600_000), 3, now);
-        await releaseJob(store, claimed[0]!.id, "w1"); // `live` back to queued
-        await completeJob(store, finishedId, "w1", {}, 3600_000, now);
+        const claimed = await claim(store, lease("w1", 3 * 3600_000), 3, now);
+        await release(store, claimed[0]!.id, "w1"); // `live` back to queued
+        await complete(store, finishedId, "w1", {}, 3600_000, now);
 
         // Young blobs are never touched (an upload may still be being recorded).
         assert.deepEqual(await sweepExpired(store, blobs, now), { expired: 0, orphans: 0 });

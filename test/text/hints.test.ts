@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { engineParams } from "../../src/pipeline/run.js";
-import { parseJobConfig } from "../../src/jobs/jobConfig.js";
+import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { defaultRegistry } from "../../src/engine/models.js";
 
 const params = (config: object) => engineParams(parseJobConfig(JSON.stringify(config)), "/tmp/a.wav", defaultRegistry("/models"), 3600);

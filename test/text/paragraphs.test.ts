@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyTextOptions, toTokens, type TextOptions } from "../../src/text/index.js";
-import type { Utterance } from "../../src/pipeline/utterances.js";
+import type { Utterance } from "../../src/domain/utterance.js";
 
 const DEFAULTS: TextOptions = {
   use_itn: true,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ApiError } from "../../src/errors.js";
-import { MAX_KEYWORD_CHARS, MAX_KEYWORDS, parseJobConfig } from "../../src/jobs/jobConfig.js";
+import { MAX_KEYWORD_CHARS, MAX_KEYWORDS, parseJobConfig } from "../../src/domain/jobConfig.js";
 
 const parse = (config: unknown) => parseJobConfig(typeof config === "string" ? config : JSON.stringify(config));
 

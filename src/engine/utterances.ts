@@ -1,10 +1,8 @@
-// Pipeline stage: the engine's segments (seconds) → the API's utterances (integer milliseconds).
-import type { Utterance, Word } from "@sori/client";
-import { fromWhisperLanguage } from "../engine/languages.js";
-import type { EngineSegment } from "../engine/protocol.js";
-
-// The wire shapes are declared once, in the client package (packages/client/src/types.ts).
-export type { Utterance, Word };
+// The engine's segments (seconds) → the API's utterances (integer milliseconds): the first step after recognition,
+// shared by the pipeline and diarization.
+import type { Utterance, Word } from "../domain/utterance.js";
+import { fromWhisperLanguage } from "./languages.js";
+import type { EngineSegment } from "./protocol.js";
 
 const ms = (s: number): number => Math.max(0, Math.round(s * 1000));
 

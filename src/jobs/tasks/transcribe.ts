@@ -1,0 +1,35 @@
+// The transcribe task: the job's base result (pipeline and insight), and the refinement it asked for.
+import { runJobPipeline } from "../../pipeline/job.js";
+import { readJobConfig } from "../../storage/stored.js";
+import { toFailure } from "../failure.js";
+import type { TaskCompletion } from "../queue.js";
+import type { TaskContext, TaskDefinition, TaskDeps } from "./types.js";
+
+export function transcribeTask(deps: TaskDeps): TaskDefinition {
+  const { engine, models, config } = deps;
+  return {
+    toFailure,
+    audioMissing: { code: "E500", message: "the job's audio is no longer stored", retryable: false },
+    async run({ job, audioPath, onProgress, log }: TaskContext): Promise<TaskCompletion> {
+      const jobConfig = readJobConfig(job.config);
+      const started = Date.now();
+      const { results, insightError } = await runJobPipeline(
+        { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
+        { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress, insight: { backend: deps.insight, timeoutMs: config.insight.timeoutS * 1000 } },
+        job.audio_s,
+      );
+      if (jobConfig.use_insight) {
+        if (insightError) log.warn({ reason: insightError }, "insight failed; the job completes with insight []");
+        else log.info({ elapsed_s: (Date.now() - started) / 1000 }, "transcription and insight done");
+      }
+      const refinable = config.refine.enabled && deps.refiner !== null;
+      return {
+        results: { result: JSON.stringify(results), ...(jobConfig.use_insight ? { insight_error: insightError } : {}) },
+        // The refinement starts with the completion, queued, or failed at once where this deployment cannot refine.
+        ...(jobConfig.use_refinement
+          ? { next: refinable ? { kind: "refine" as const } : { kind: "refine" as const, failed: { code: "refiner_enqueue_failed", message: null } } }
+          : {}),
+      };
+    },
+  };
+}

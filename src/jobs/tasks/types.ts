@@ -1,0 +1,37 @@
+// What a task function gets and gives back. It reads its job and the job's audio as a local file, does its work,
+// and returns what to record; the worker does the rest (lease, heartbeat, outcome, audio clean-up).
+import type { Logger } from "pino";
+import type { Config } from "../../config.js";
+import type { Engine } from "../../engine/client.js";
+import type { ModelRegistry } from "../../engine/models.js";
+import type { LlmBackend } from "../../insight/index.js";
+import type { RefinerSettings } from "../../refine/refiner.js";
+import type { JobRow, TaskRow } from "../../storage/jobs.js";
+import type { TaskFailure } from "../failure.js";
+import type { TaskCompletion } from "../queue.js";
+
+export interface TaskContext {
+  job: JobRow;
+  task: TaskRow;
+  /** The job's audio as a local file (a spool copy of a remote blob, released by the worker). */
+  audioPath: string;
+  onProgress: (fraction: number) => void;
+  log: Logger;
+}
+
+/** What the task functions of one worker share. */
+export interface TaskDeps {
+  engine: Engine;
+  models: ModelRegistry;
+  config: Config;
+  insight: LlmBackend | null;
+  refiner: RefinerSettings | null;
+}
+
+export interface TaskDefinition {
+  run(ctx: TaskContext): Promise<TaskCompletion>;
+  /** How an error the task threw is recorded. */
+  toFailure(err: unknown): TaskFailure;
+  /** The failure when the job's audio is no longer stored. */
+  audioMissing: TaskFailure;
+}

@@ -1,0 +1,31 @@
+// A job's whole base result: the transcription pipeline and then, when the job asked for it, insight. The spec
+// puts insight in the base result at completion, so `completed` waits for it; an insight failure gives
+// `insight: []` and the transcription completes all the same (docs/enterprise.md).
+import { insightForJob, type LlmBackend } from "../insight/index.js";
+import { timeStage } from "../metrics/index.js";
+import { runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
+
+export interface JobPipelineDeps extends PipelineDeps {
+  /** The insight LLM (null: none configured, so a job that asks for insight gets `[]`) and its time budget. */
+  insight: { backend: LlmBackend | null; timeoutMs: number };
+}
+
+export interface JobOutcome {
+  results: JobResults & { insight?: unknown };
+  /** Why insight failed, for the log and the job row (never shown to the client); null when it did not. */
+  insightError: string | null;
+}
+
+export async function runJobPipeline(input: PipelineInput, deps: JobPipelineDeps, audioSeconds: number | null): Promise<JobOutcome> {
+  const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
+  if (!input.config.use_insight) return { results, insightError: null };
+  const { insight, error } = await timeStage("insight", () =>
+    insightForJob(
+      { utterances: results.utterances, language: input.config.language, prompt: input.config.insight?.prompt, keywords: input.config.keywords },
+      deps.insight.backend,
+      deps.insight.timeoutMs,
+    ),
+  );
+  results.insight = insight;
+  return { results, insightError: error };
+}
