@@ -31,7 +31,7 @@ import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = path.resolve(ROOT, "..", "shared", "testdata");
+const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
 
 /** Proper nouns and rare words taken from the shared references, per language. */
 export const KEYWORDS: Record<string, string[]> = {

@@ -26,7 +26,7 @@ import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = path.resolve(ROOT, "..", "shared", "testdata");
+const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
 
 const { values: args } = parseArgs({
   options: {

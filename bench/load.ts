@@ -26,6 +26,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { openStore } from "../src/storage/db.js";
+import { selectJobs } from "../src/storage/jobs.js";
 import { authenticate, submit } from "../test/helpers/api.js";
 import { createClient, startSori, TESTDATA } from "../test/helpers/server.js";
 
@@ -167,12 +168,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     }
     const jobsS = (Date.now() - started) / 1000;
 
-    const rows = await store.db
-      .selectFrom("jobs")
-      .select(["id", "seq", "state", "attempts", "started_at"])
-      .where("client_id", "=", creds.client_id)
-      .orderBy("seq")
-      .execute();
+    const rows = await selectJobs(store.db).where("j.client_id", "=", creds.client_id).orderBy("j.seq").execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const lost = ids.filter((id) => byId.get(id)?.state !== "completed").length;
     const completions = new Map<string, number>();
@@ -244,8 +240,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
 
 async function openJobs(store: Awaited<ReturnType<typeof openStore>>): Promise<number> {
   const r = await store.db
-    .selectFrom("jobs")
+    .selectFrom("tasks")
     .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("kind", "=", "transcribe")
     .where("state", "in", ["queued", "running"])
     .executeTakeFirstOrThrow();
   return Number(r.n);

@@ -64,7 +64,7 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
     const seen: { state: string; progress: number }[] = [];
     try {
-      const row = db.prepare("SELECT state, progress FROM jobs WHERE id = ?");
+      const row = db.prepare("SELECT t.state, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?");
       const deadline = Date.now() + 200_000;
       let lastRead = 0;
       for (;;) {

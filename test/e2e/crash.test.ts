@@ -34,7 +34,7 @@ describe("crash recovery", () => {
   const job = (id: string): JobRow => {
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
     try {
-      return db.prepare("SELECT state, attempts, progress FROM jobs WHERE id = ?").get(id) as JobRow;
+      return db.prepare("SELECT t.state, t.attempts, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as JobRow;
     } finally {
       db.close();
     }

@@ -58,7 +58,7 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     }
   };
   const job = async (id: string): Promise<JobRow> =>
-    (await query<JobRow>("SELECT seq, id, state, attempts, locked_by, error_code FROM jobs WHERE id = $1", [id]))[0]!;
+    (await query<JobRow>("SELECT j.seq, j.id, t.state, t.attempts, t.locked_by, t.error_code FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = $1", [id]))[0]!;
   const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 120_000): Promise<void> => {
     const end = Date.now() + timeoutMs;
     while (!(await check())) {
@@ -168,7 +168,7 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     // back at once; both workers have it, and the one that claims the job is the one stopped.
     const workers = await Promise.all([0, 1].map(() => start("worker", { SORI_LEASE_S: "120", SORI_SHUTDOWN_GRACE_S: "0" })));
     // The job left queued by the previous test is taken first: nothing is lost across a worker's shutdown.
-    const left = (await query<{ id: string }>("SELECT id FROM jobs WHERE state IN ('queued', 'running')")).map((r) => r.id);
+    const left = (await query<{ id: string }>("SELECT job_id AS id FROM tasks WHERE kind = 'transcribe' AND state IN ('queued', 'running')")).map((r) => r.id);
     for (const id of left) assert.equal((await waitFinal(api.url, token, id)).status, "completed");
 
     const long = String((await submit(api.url, token, HALF_MINUTE, EN)).body.id);
@@ -229,10 +229,10 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(String((await submit(api.url, token, SHORT[i % SHORT.length]!, KO)).body.id));
     await until("some jobs done, some not", async () => {
-      const n = (await query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1) AND state = 'completed'", [ids]))[0]!.n;
+      const n = (await query<{ n: number }>("SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state = 'completed'", [ids]))[0]!.n;
       return n >= 1;
     });
-    const unfinished = (await query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1) AND state IN ('queued', 'running')", [ids]))[0]!.n;
+    const unfinished = (await query<{ n: number }>("SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state IN ('queued', 'running')", [ids]))[0]!.n;
     assert.ok(unfinished > 0, "the restart happens mid-run");
     // Worker processes LISTEN for job wake-ups on a connection of their own (src/jobs/wakeup.ts, where present).
     const listeners = async (): Promise<number> =>

@@ -103,7 +103,7 @@ describe("multi-host: API and two workers in separate network namespaces", { ski
       try {
         const deadline = Date.now() + 180_000;
         for (;;) {
-          const { rows } = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE state IN ('queued', 'running')");
+          const { rows } = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND state IN ('queued', 'running')");
           if (rows[0]!.n === 0) break;
           if (Date.now() > deadline) throw new Error(`${rows[0]!.n} jobs still unfinished after 180 s`);
           await new Promise((r) => setTimeout(r, 250));
@@ -111,7 +111,7 @@ describe("multi-host: API and two workers in separate network namespaces", { ski
         const elapsed = (Date.now() - t0) / 1000;
 
         const { rows } = await store.query<{ seq: number; id: string; state: string; attempts: number; started_at: number }>(
-          "SELECT seq, id, state, attempts, started_at FROM jobs ORDER BY seq",
+          "SELECT j.seq, j.id, t.state, t.attempts, t.started_at FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' ORDER BY j.seq",
         );
         assert.equal(rows.length, jobs, "one row per accepted job");
         assert.deepEqual(rows.map((r) => r.id), ids, "seq follows submission order");

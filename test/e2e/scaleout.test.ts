@@ -28,7 +28,7 @@ describe("scale-out: API and worker processes on PostgreSQL with the PostgreSQL 
   /** ms from now until the job leaves `queued` (a worker claimed it). */
   const pickupMs = async (id: string, submittedAt: number): Promise<number> => {
     for (;;) {
-      const [row] = await q<{ state: string }>("SELECT state FROM jobs WHERE id = $1", [id]);
+      const [row] = await q<{ state: string }>("SELECT t.state FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = $1", [id]);
       if (row && row.state !== "queued") return Date.now() - submittedAt;
       if (Date.now() - submittedAt > 20_000) throw new Error("job not picked up within 20 s");
       await new Promise((r) => setTimeout(r, 10));

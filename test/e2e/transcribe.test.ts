@@ -134,7 +134,7 @@ describe("end to end: real speech through the API", () => {
     }
     for (const id of ids) assert.equal((await waitFinal(url, token, id)).status, "completed");
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const rows = ids.map((id) => db.prepare("SELECT seq, started_at, blob_key FROM jobs WHERE id = ?").get(id) as { seq: number; started_at: number; blob_key: string | null });
+    const rows = ids.map((id) => db.prepare("SELECT j.seq, t.started_at, j.blob_key FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as { seq: number; started_at: number; blob_key: string | null });
     db.close();
     const started = rows.map((r) => r.started_at);
     assert.deepEqual(started, [...started].sort((a, b) => a - b), "started in submission order");

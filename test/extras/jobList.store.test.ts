@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import pg from "pg";
-import { claimJobs, completeJob } from "../../src/jobs/queue.js";
+import { claimTasks, completeTask, type Lease } from "../../src/jobs/queue.js";
 import { insertClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { deleteJob, listJobs } from "../../src/storage/jobList.js";
@@ -59,6 +59,13 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
       await store.db.deleteFrom("jobs").execute();
     });
 
+    const claimJobs = async (s: Store, l: Lease, n: number, now: number) =>
+      (await claimTasks(s, l, { kinds: ["transcribe"], n, now })).map((t) => ({ ...t, id: t.job_id }));
+    const completeJob = async (s: Store, id: string, w: string, result: unknown, retentionMs: number, now: number, next?: { kind: "refine" }) => {
+      const t = await s.db.selectFrom("tasks").selectAll().where("job_id", "=", id).where("kind", "=", "transcribe").executeTakeFirstOrThrow();
+      return completeTask(s, t, w, { results: { result: JSON.stringify(result) }, ...(next ? { next } : {}) }, retentionMs, now);
+    };
+
     const add = async (id: string, client = "a"): Promise<void> =>
       insertJob(store, { id, client_id: client, config: "{}", blob_key: `blob-${id}`, file_format: "wav", audio_s: 10, max_attempts: 3 }, T);
 
@@ -106,8 +113,8 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
     it("delete of a completed job drops the base and refined results and ends a pending refinement", async () => {
       await add("c");
       await claimJobs(store, lease, 1, T);
-      assert.ok(await completeJob(store, "c", lease.workerId, { utterances: [{ msg: "text" }] }, 3600_000, T + 10));
-      await store.db.updateTable("jobs").set({ refine_status: "queued", refine_result: '{"utterances":[]}' }).where("id", "=", "c").execute();
+      assert.ok(await completeJob(store, "c", lease.workerId, { utterances: [{ msg: "text" }] }, 3600_000, T + 10, { kind: "refine" }));
+      await store.db.updateTable("jobs").set({ refine_result: '{"utterances":[]}' }).where("id", "=", "c").execute();
       await deleteJob(store, "c", T + 20);
       const row = (await getJob(store, "c"))!;
       assert.equal(row.state, "completed");

@@ -108,7 +108,7 @@ describe("job list and delete, jobs left queued (no workers)", () => {
     assert.ok(!(await list(url, token)).body.transcribes.some((t) => t.id === id), "not listed any more");
     // It no longer counts as in progress, and no worker will claim it.
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const row = db.prepare("SELECT state, blob_key, result, deleted_at FROM jobs WHERE id = ?").get(id) as Record<string, unknown>;
+    const row = db.prepare("SELECT t.state, j.blob_key, j.result, j.deleted_at FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as Record<string, unknown>;
     db.close();
     assert.equal(row.state, "failed");
     assert.equal(row.blob_key, null);
@@ -147,7 +147,7 @@ describe("delete a completed job (real speech)", () => {
     assert.equal(exp.status, 404);
     assert.deepEqual((await list(url, token)).body.transcribes, []);
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const row = db.prepare("SELECT state, result FROM jobs WHERE id = ?").get(id) as Record<string, unknown>;
+    const row = db.prepare("SELECT t.state, j.result FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as Record<string, unknown>;
     db.close();
     assert.equal(row.result, null, "the transcript is gone from the store");
     assert.equal(row.state, "completed");

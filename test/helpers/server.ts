@@ -6,7 +6,11 @@ import path from "node:path";
 import readline from "node:readline";
 
 export const ROOT = path.resolve(import.meta.dirname, "..", "..");
-export const TESTDATA = path.resolve(ROOT, "..", "shared", "testdata");
+/** The shared test audio: SORI_TESTDATA, or `shared/testdata` beside the checkout. */
+export const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
+if (!fs.existsSync(path.join(TESTDATA, "MANIFEST.tsv"))) {
+  process.stderr.write(`test audio not found at ${TESTDATA}: tests that decode audio will fail; set SORI_TESTDATA to the shared testdata folder\n`);
+}
 
 export interface SoriProcess {
   child: ChildProcess;

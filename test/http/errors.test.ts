@@ -243,7 +243,8 @@ describe("spec error tables over HTTP", () => {
     });
     it("410 H0007 once the result has expired", async () => {
       const db = new Sqlite(path.join(env.SORI_DATA_DIR!, "sori.db"));
-      db.prepare("UPDATE jobs SET state='completed', result='{}', finished_at=1, expires_at=2 WHERE id=?").run(jobId);
+      db.prepare("UPDATE tasks SET state='completed', finished_at=1 WHERE job_id=? AND kind='transcribe'").run(jobId);
+      db.prepare("UPDATE jobs SET result='{}', expires_at=2 WHERE id=?").run(jobId);
       db.close();
       const r = await read(url, token, jobId);
       assert.equal(r.status, 410);

@@ -38,7 +38,8 @@ describe("schemathesis against /openapi.json", { skip: fs.existsSync(ST) ? false
     }
     const db = new Sqlite(path.join(env.SORI_DATA_DIR!, "sori.db"));
     const result = { utterances: [{ start_at: 0, duration: 1500, msg: "and so my fellow Americans", spk: 0, lang: "en" }] };
-    db.prepare("UPDATE jobs SET state = 'completed', result = ?, finished_at = ?, expires_at = ? WHERE id = ?").run(JSON.stringify(result), Date.now(), Date.now() + 3600_000, jobIds[0]);
+    db.prepare("UPDATE tasks SET state = 'completed', finished_at = ? WHERE job_id = ? AND kind = 'transcribe'").run(Date.now(), jobIds[0]);
+    db.prepare("UPDATE jobs SET result = ?, expires_at = ? WHERE id = ?").run(JSON.stringify(result), Date.now() + 3600_000, jobIds[0]);
     db.close();
   });
   after(async () => {

@@ -53,10 +53,13 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
     const db = new pg.Client({ connectionString: env.SORI_DATABASE_URL });
     await db.connect();
     const now = Date.now();
+    await db.query(`UPDATE tasks SET state = 'completed', finished_at = $2 WHERE job_id = $1 AND kind = 'transcribe'`, [jobId, now]);
     await db.query(
-      `UPDATE jobs SET state = 'completed', result = $2, finished_at = $3, expires_at = $4, refine_status = 'completed', refine_result = $2 WHERE id = $1`,
-      [jobId, JSON.stringify({ utterances: UTTERANCES }), now, now + 3600_000],
+      `INSERT INTO tasks (job_id, kind, priority, state, attempts, max_attempts, run_at, progress, created_at, finished_at)
+       VALUES ($1, 'refine', 1, 'completed', 1, 1, $2, 1, $2, $2)`,
+      [jobId, now],
     );
+    await db.query(`UPDATE jobs SET result = $2, expires_at = $3, refine_result = $2 WHERE id = $1`, [jobId, JSON.stringify({ utterances: UTTERANCES }), now + 3600_000]);
     await db.end();
   });
 

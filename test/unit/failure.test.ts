@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { EngineError } from "../../src/engine/protocol.js";
-import { hidePaths, toFailure } from "../../src/jobs/worker.js";
+import { hidePaths, toFailure } from "../../src/jobs/failure.js";
 
 describe("toFailure", () => {
   const cases: [EngineError["code"], string, boolean][] = [

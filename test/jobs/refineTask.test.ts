@@ -1,6 +1,7 @@
-// The refinement phase's queue on both backends: it starts in the same statement that completes the base job,
-// is claimed with its own lease (the base row stays completed and readable), is fenced by refine_locked_by,
-// retries and reaps like the base queue, and keeps the audio out of the orphan sweep while pending.
+// The refine kind on the shared task lifecycle, on both backends: its task starts in the same transaction that
+// completes the transcribe task, is claimed with its own lease (the job stays completed and readable), is fenced,
+// retries with backoff and reaps like every kind, waits behind queued transcriptions, and keeps the audio out of the
+// orphan sweep while pending.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -9,22 +10,14 @@ import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import pg from "pg";
 import { readResponse } from "../../src/api/readResponse.js";
-import { claimJobs, completeJob } from "../../src/jobs/queue.js";
+import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease, type TaskCompletion } from "../../src/jobs/queue.js";
 import { sweepExpired } from "../../src/jobs/retention.js";
-import {
-  claimRefinements,
-  completeRefinement,
-  failRefinement,
-  reapRefinements,
-  releaseRefinement,
-  renewRefineLease,
-} from "../../src/refine/queue.js";
 import { type BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { insertClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
-import { getJob, insertJob, type JobRow } from "../../src/storage/jobs.js";
+import { getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
 
 const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000;
@@ -59,7 +52,7 @@ for (const [label, usePg, skip] of [
   ["SQLite", false, false],
   ["PostgreSQL", true, pgSkip ?? false],
 ] as const) {
-  describe(`refinement queue on ${label}`, { skip }, () => {
+  describe(`refine tasks on ${label}`, { skip }, () => {
     const dbName = `sori_refine_${process.pid}_${randomBytes(4).toString("hex")}`;
     let dir = "";
     let store: Store;
@@ -87,15 +80,25 @@ for (const [label, usePg, skip] of [
       await store.db.deleteFrom("jobs").execute();
     });
 
-    /** A job that asked for refinement, run through the base queue to completed with refine_status queued. */
-    async function completedJob(blobKey = randomBytes(16).toString("base64url")): Promise<JobRow> {
+    const RETENTION = 3600_000;
+    const refineTask = async (jobId: string): Promise<TaskRow> =>
+      (await store.db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).where("kind", "=", "refine").executeTakeFirst())!;
+    // The refine kind's transitions (the one lifecycle), as the assertions below read best.
+    const claimRefinements = (l: Lease, n: number, now: number) => claimTasks(store, l, { kinds: ["refine"], n, now });
+    const completeRefinement = async (jobId: string, w: string, refined: unknown) =>
+      completeTask(store, await refineTask(jobId), w, { results: { refine_result: JSON.stringify(refined) } }, RETENTION);
+    const failRefinement = async (t: TaskRow, w: string, code: string, retryable: boolean, now = T) =>
+      failTask(store, t, w, { code, message: code, retryable }, RETENTION, now);
+
+    /** A job that asked for refinement, run through its transcribe task to completed with the refine task queued. */
+    async function completedJob(blobKey = randomBytes(16).toString("base64url"), next: TaskCompletion["next"] = { kind: "refine" }): Promise<JobRow> {
       const id = `job${randomBytes(6).toString("hex")}`;
       const config = JSON.stringify({ use_refinement: true, language: "ko" });
       await insertJob(store, { id, client_id: "c", config, blob_key: blobKey, file_format: "wav", audio_s: 3, max_attempts: 2 }, T);
-      const [claimed] = await claimJobs(store, { workerId: "base", leaseMs: 30_000 }, 1, T);
-      assert.equal(claimed?.id, id);
+      const [claimed] = await claimTasks(store, { workerId: "base", leaseMs: 30_000 }, { kinds: ["transcribe"], now: T });
+      assert.equal(claimed?.job_id, id);
       const base = { utterances: [{ start_at: 0, duration: 1000, msg: "안녕", spk: 0, lang: "ko" }] };
-      assert.ok(await completeJob(store, id, "base", base, 3600_000, T, { refine_status: "queued" }));
+      assert.ok(await completeTask(store, claimed, "base", { results: { result: JSON.stringify(base) }, next }, RETENTION, T));
       return (await getJob(store, id))!;
     }
 
@@ -110,30 +113,35 @@ for (const [label, usePg, skip] of [
 
     it("claims with its own lease, completes fenced, and serves only utterances", async () => {
       const job = await completedJob();
-      const [claimed] = await claimRefinements(store, LEASE, 1, T);
-      assert.equal(claimed?.id, job.id);
-      assert.equal(claimed?.refine_status, "processing");
-      assert.equal(claimed?.refine_attempts, 1);
-      assert.equal(claimed?.state, "completed", "the base job is untouched");
-      assert.equal(claimed?.locked_by, null, "the base lease is not used");
-      assert.deepEqual(await claimRefinements(store, OTHER, 1, T), [], "nothing else to claim");
-      assert.deepEqual(readResponse((await getJob(store, job.id))!, true), { id: job.id, status: "completed", refine_status: "processing" });
-      assert.equal(await renewRefineLease(store, job.id, OTHER), false, "a stranger cannot renew");
-      assert.equal(await renewRefineLease(store, job.id, LEASE), true);
+      const [claimed] = await claimRefinements(LEASE, 1, T);
+      assert.equal(claimed?.job_id, job.id);
+      assert.equal(claimed?.kind, "refine");
+      assert.equal(claimed?.state, "running");
+      assert.equal(claimed?.attempts, 1);
+      const row = (await getJob(store, job.id))!;
+      assert.equal(row.state, "completed", "the base job is untouched");
+      assert.equal(row.refine_status, "processing");
+      assert.equal(row.refine_attempts, 1);
+      assert.deepEqual(await claimRefinements(OTHER, 1, T), [], "nothing else to claim");
+      assert.deepEqual(readResponse(row, true), { id: job.id, status: "completed", refine_status: "processing" });
+      assert.equal(await renewLease(store, claimed, OTHER), false, "a stranger cannot renew");
+      assert.equal(await renewLease(store, claimed, LEASE), true);
       const refined = { utterances: [{ start_at: 0, duration: 1000, msg: "안녕하세요", spk: 0, lang: "ko" }] };
-      assert.equal(await completeRefinement(store, job.id, OTHER.workerId, refined), false, "fenced");
-      assert.equal(await completeRefinement(store, job.id, LEASE.workerId, refined), true);
+      assert.equal(await completeRefinement(job.id, OTHER.workerId, refined), false, "fenced");
+      assert.equal(await completeRefinement(job.id, LEASE.workerId, refined), true);
       const body = readResponse((await getJob(store, job.id))!, true);
       assert.deepEqual(body, { id: job.id, status: "completed", refine_status: "completed", results: refined });
     });
 
-    it("retries a retryable failure while attempts remain, then fails with the code; base stays completed", async () => {
+    it("retries a retryable failure with backoff while attempts remain, then fails with the code; base stays completed", async () => {
       const job = await completedJob();
-      let [c] = await claimRefinements(store, LEASE, 1, T);
-      assert.equal(await failRefinement(store, c!, LEASE.workerId, "refiner_failed", true), "retried");
-      [c] = await claimRefinements(store, LEASE, 1, T);
-      assert.equal(c?.refine_attempts, 2);
-      assert.equal(await failRefinement(store, c!, LEASE.workerId, "refiner_failed", true), "failed");
+      let [c] = await claimRefinements(LEASE, 1, T);
+      assert.equal(await failRefinement(c!, LEASE.workerId, "refiner_failed", true), "retried");
+      assert.equal((await refineTask(job.id)).run_at, T + 1000, "backoff, as for every kind");
+      assert.deepEqual(await claimRefinements(LEASE, 1, T + 999), [], "not before run_at");
+      [c] = await claimRefinements(LEASE, 1, T + 1000);
+      assert.equal(c?.attempts, 2);
+      assert.equal(await failRefinement(c!, LEASE.workerId, "refiner_failed", true, T + 1000), "failed");
       const row = (await getJob(store, job.id))!;
       assert.equal(row.state, "completed");
       assert.deepEqual(readResponse(row, true), { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: "refiner_failed" } });
@@ -141,18 +149,18 @@ for (const [label, usePg, skip] of [
 
     it("a missing input fails at once with refiner_input_unavailable", async () => {
       const job = await completedJob();
-      const [c] = await claimRefinements(store, LEASE, 1, T);
-      assert.equal(await failRefinement(store, c!, LEASE.workerId, "refiner_input_unavailable", false), "failed");
+      const [c] = await claimRefinements(LEASE, 1, T);
+      assert.equal(await failRefinement(c!, LEASE.workerId, "refiner_input_unavailable", false), "failed");
       assert.equal((await getJob(store, job.id))!.refine_error, "refiner_input_unavailable");
     });
 
     it("reaps an expired refinement lease: requeued, then failed once attempts are used", async () => {
       const job = await completedJob();
-      await claimRefinements(store, LEASE, 1, T);
-      assert.deepEqual(await reapRefinements(store, T + 1000), { requeued: 0, failed: 0 }, "lease still valid");
-      assert.deepEqual(await reapRefinements(store, T + 60_000), { requeued: 1, failed: 0 });
-      await claimRefinements(store, LEASE, 1, T + 60_000);
-      assert.deepEqual(await reapRefinements(store, T + 120_000), { requeued: 0, failed: 1 });
+      await claimRefinements(LEASE, 1, T);
+      assert.deepEqual(await reapExpired(store, RETENTION, T + 1000), { requeued: 0, failed: 0 }, "lease still valid");
+      assert.deepEqual(await reapExpired(store, RETENTION, T + 60_000), { requeued: 1, failed: 0 });
+      await claimRefinements(LEASE, 1, T + 60_000);
+      assert.deepEqual(await reapExpired(store, RETENTION, T + 120_000), { requeued: 0, failed: 1 });
       const row = (await getJob(store, job.id))!;
       assert.equal(row.refine_status, "failed");
       assert.equal(row.refine_error, "refiner_failed");
@@ -160,20 +168,24 @@ for (const [label, usePg, skip] of [
 
     it("release gives the claim and its attempt back", async () => {
       const job = await completedJob();
-      await claimRefinements(store, LEASE, 1, T);
-      await releaseRefinement(store, job.id, LEASE.workerId);
+      const [c] = await claimRefinements(LEASE, 1, T);
+      await releaseTask(store, c!, LEASE.workerId);
       const row = (await getJob(store, job.id))!;
       assert.equal(row.refine_status, "queued");
       assert.equal(row.refine_attempts, 0);
     });
 
     it("an enqueue failure is final at completion", async () => {
-      const id = `job${randomBytes(6).toString("hex")}`;
-      await insertJob(store, { id, client_id: "c", config: JSON.stringify({ use_refinement: true }), blob_key: "k", file_format: "wav", audio_s: 1, max_attempts: 2 }, T);
-      await claimJobs(store, { workerId: "base", leaseMs: 30_000 }, 1, T);
-      await completeJob(store, id, "base", { utterances: [] }, 3600_000, T, { refine_status: "failed", refine_error: "refiner_enqueue_failed" });
-      assert.deepEqual(await claimRefinements(store, LEASE, 1, T), []);
+      const { id } = await completedJob("k", { kind: "refine", failed: { code: "refiner_enqueue_failed", message: null } });
+      assert.deepEqual(await claimRefinements(LEASE, 1, T), []);
       assert.deepEqual(readResponse((await getJob(store, id))!, true), { id, status: "completed", refine_status: "failed", refine_error: { code: "refiner_enqueue_failed" } });
+    });
+
+    it("waits while a transcription is queued: lower priority, whatever the order of creation", async () => {
+      const job = await completedJob();
+      await insertJob(store, { id: "later", client_id: "c", config: "{}", blob_key: "b", file_format: "wav", audio_s: 1, max_attempts: 2 }, T + 5);
+      const [first, second] = await claimTasks(store, LEASE, { n: 2, now: T + 10 });
+      assert.deepEqual([first?.kind, first?.job_id, second?.kind, second?.job_id], ["transcribe", "later", "refine", job.id]);
     });
 
     it("the orphan sweep keeps the audio of a pending refinement", async () => {
