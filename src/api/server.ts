@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
 import { toApiError } from "./errorMapping.js";
 import { authRoutes } from "./auth.js";
-import { healthRoutes } from "./health.js";
+import { healthRoutes } from "../metrics/health.js";
 import { recordApiError } from "../metrics/index.js";
 import type { AppContext } from "./context.js";
 import { callbackSecretRoutes } from "./callbackSecret.js";

@@ -14,7 +14,7 @@ import {
   type TranscribeParams,
   type TranscribeResult,
 } from "./protocol.js";
-import type { RefineParams, RefineResult } from "../refine/protocol.js";
+import type { RefineParams, RefineResult } from "./refineProtocol.js";
 
 export interface EngineOptions {
   python: string;

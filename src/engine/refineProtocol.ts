@@ -1,5 +1,5 @@
 // Types of the engine's `refine` operation (engine/sori_engine/refiner.py; docs/engine.md).
-import type { ModelSpec } from "../engine/protocol.js";
+import type { ModelSpec } from "./protocol.js";
 
 export interface RefineDecode {
   beam_size: number;

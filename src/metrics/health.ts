@@ -4,8 +4,8 @@
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
 import type { Engine } from "../engine/client.js";
-import { registry } from "../metrics/index.js";
-import { refreshQueueDepth } from "../metrics/queue.js";
+import { registry } from "./index.js";
+import { refreshQueueDepth } from "./queue.js";
 import type { Store } from "../storage/db.js";
 
 export interface HealthOptions {

@@ -10,7 +10,7 @@ import type { ModelSpec } from "../engine/protocol.js";
 import type { JobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
 import { applyTextOptions } from "../text/index.js";
-import type { RefineDecode, RefineParams, RefineResult } from "./protocol.js";
+import type { RefineDecode, RefineParams, RefineResult } from "../engine/refineProtocol.js";
 import { DEFAULT_SELECT, selectHypothesis, type SelectOptions } from "./select.js";
 
 export interface RefinerSettings {

@@ -1,7 +1,7 @@
 // Which hypothesis replaces an utterance's text: plain functions over the engine's scores, so the rule can be
 // tested without a model. A hypothesis wins only when it scores clearly better than the current text on the same
 // audio and is about as long (a decode that stops early scores well per token but drops words).
-import type { RefineHypothesis } from "./protocol.js";
+import type { RefineHypothesis } from "../engine/refineProtocol.js";
 
 export interface SelectOptions {
   /** How much better (mean token log-probability) a hypothesis must score to replace the current text. */

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { BlobStore } from "./index.js";
+import type { BlobStore } from "./types.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
 

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Store } from "../db.js";
-import type { BlobStore } from "./index.js";
+import type { BlobStore } from "./types.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
 import { adoptByPut, spoolPath } from "./spool.js";

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import type { BlobStore } from "./index.js";
+import type { BlobStore } from "./types.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
 import { adoptByPut, spoolPath } from "./spool.js";
