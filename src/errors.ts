@@ -1,5 +1,6 @@
-// The one registry of wire error codes: HTTP status and default message. docs/errors.md lists the same table,
-// and test/unit/docs.test.ts checks that every code here is documented there.
+// The one registry of error codes: the wire codes with their HTTP status and default message, the codes a failed
+// job or refinement reports, and the engine's own codes. docs/errors.md lists the same tables, and
+// test/unit/docs.test.ts checks that every code here is documented there.
 
 export const ERROR_CODES = {
   H0001: { status: 400, msg: "invalid parameter" },
@@ -17,6 +18,26 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** `error.code` of a failed job: the submit codes of the same meaning (src/jobs/failure.ts maps to them). */
+export const JOB_FAILURE_CODES = ["H0010", "H0006", "E500"] as const satisfies readonly ErrorCode[];
+
+/** `refine_error.code` of a failed refinement (docs/enterprise.md). */
+export const REFINE_ERROR_CODES = ["refiner_enqueue_failed", "refiner_input_unavailable", "refiner_failed"] as const;
+export type RefineErrorCode = (typeof REFINE_ERROR_CODES)[number];
+
+/** The engine's codes (docs/engine.md); the last two are raised on the TypeScript side, when the process died or
+ * stopped answering. They never reach a client: src/jobs/failure.ts maps them. */
+export const ENGINE_ERROR_CODES = [
+  "bad_request",
+  "audio_decode_failed",
+  "audio_too_long",
+  "model_load_failed",
+  "internal",
+  "engine_crashed",
+  "engine_timeout",
+] as const;
+export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
 
 /** An error that reaches the client as `{"code","msg"}` with the registry's HTTP status. */
 export class ApiError extends Error {

@@ -69,15 +69,10 @@ export interface ProbeResult {
   sample_rate: number;
 }
 
-export type EngineErrorCode =
-  | "bad_request"
-  | "audio_decode_failed"
-  | "audio_too_long"
-  | "model_load_failed"
-  | "internal"
-  // Raised on the TypeScript side: the process died or stopped answering.
-  | "engine_crashed"
-  | "engine_timeout";
+// The codes are registered in src/errors.ts, beside the HTTP codes.
+import type { EngineErrorCode } from "../errors.js";
+
+export type { EngineErrorCode } from "../errors.js";
 
 export class EngineError extends Error {
   constructor(

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
+import { toApiError } from "../../src/api/errorMapping.js";
+import { InvalidInput } from "../../src/domain/errors.js";
 import { ERROR_CODES, isApiError } from "../../src/errors.js";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { authenticate } from "../helpers/api.js";
@@ -54,8 +56,8 @@ describe("fuzzing the config parser", () => {
           const c = parseJobConfig(text);
           assert.ok(["sommers", "whisper"].includes(c.model_name));
         } catch (err) {
-          assert.ok(isApiError(err), `not an ApiError: ${String(err)}`);
-          assert.equal(err.code, "H0001");
+          assert.ok(err instanceof InvalidInput, `not an InvalidInput: ${String(err)}`);
+          assert.equal(toApiError(err).code, "H0001");
         }
         assert.equal(({} as Record<string, unknown>).polluted, undefined);
       }),

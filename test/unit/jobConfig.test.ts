@@ -1,8 +1,9 @@
-// parseJobConfig against the spec's config table: defaults, every invalid case (400 H0001 naming the field), the
-// cross-field rules, and unknown fields being dropped.
+// parseJobConfig against the spec's config table: defaults, every invalid case (a domain InvalidInput naming the
+// field, which the API answers with 400 H0001), the cross-field rules, and unknown fields being dropped.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ApiError } from "../../src/errors.js";
+import { toApiError } from "../../src/api/errorMapping.js";
+import { InvalidInput } from "../../src/domain/errors.js";
 import { MAX_KEYWORD_CHARS, MAX_KEYWORDS, parseJobConfig } from "../../src/domain/jobConfig.js";
 
 const parse = (config: unknown) => parseJobConfig(typeof config === "string" ? config : JSON.stringify(config));
@@ -12,9 +13,9 @@ function rejects(config: unknown, field: string | RegExp): void {
   assert.throws(
     () => parse(config),
     (e: unknown) => {
-      assert.ok(e instanceof ApiError, `expected ApiError, got ${String(e)}`);
-      assert.equal(e.code, "H0001");
-      assert.equal(e.status, 400);
+      assert.ok(e instanceof InvalidInput, `expected InvalidInput, got ${String(e)}`);
+      assert.equal(toApiError(e).code, "H0001");
+      assert.equal(toApiError(e).status, 400);
       if (typeof field === "string") assert.ok(e.message.includes(field), `message ${JSON.stringify(e.message)} should name ${field}`);
       else assert.match(e.message, field);
       return true;
@@ -104,7 +105,7 @@ describe("parseJobConfig", () => {
 
   describe("400 H0001", () => {
     it("for a missing config part", () => {
-      assert.throws(() => parseJobConfig(undefined), (e: unknown) => e instanceof ApiError && e.code === "H0001" && /config/.test(e.message));
+      assert.throws(() => parseJobConfig(undefined), (e: unknown) => e instanceof InvalidInput && toApiError(e).code === "H0001" && /config/.test(e.message));
     });
     it("for text that is not JSON", () => {
       for (const text of ["{model_name:", "", "{\"a\":1", "undefined"]) rejects(text, /JSON/);
@@ -162,7 +163,7 @@ describe("parseJobConfig", () => {
     });
 
     it("the message is prefixed with the config path", () => {
-      assert.throws(() => parse({ paragraph_splitter: { max: 0 } }), (e: unknown) => e instanceof ApiError && e.message.startsWith("config.paragraph_splitter.max"));
+      assert.throws(() => parse({ paragraph_splitter: { max: 0 } }), (e: unknown) => e instanceof InvalidInput && e.message.startsWith("config.paragraph_splitter.max"));
     });
   });
 });
