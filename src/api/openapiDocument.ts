@@ -9,7 +9,7 @@ import { ERROR_CODES, type ErrorCode } from "../errors.js";
 import { EXPORT_FORMATS } from "../export/formats.js";
 import { ConfigSchema } from "../domain/jobConfig.js";
 import { LIST_MAX_LIMIT } from "./jobsList.js";
-import { OPENAI_FORMATS, OPENAI_MODELS } from "./openai.js";
+import { OPENAI_FORMATS, OPENAI_MODELS } from "./openaiCompat.js";
 
 type Schema = Record<string, unknown>;
 

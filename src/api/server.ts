@@ -15,8 +15,8 @@ import { clientErrorHandler, frameworkErrors } from "./clientError.js";
 import { consoleRoutes } from "./console.js";
 import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
-import { openaiRoutes } from "./openai.js";
-import { openapiRoutes } from "./openapi.js";
+import { openaiRoutes } from "./openaiCompat.js";
+import { openapiRoutes } from "./openapiDocument.js";
 import { closeAfterAnswer, transcribeRoutes } from "./transcribe.js";
 
 export async function buildServer(ctx: AppContext, log: Logger): Promise<FastifyInstance> {
