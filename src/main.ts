@@ -26,7 +26,7 @@ export interface Running {
 
 export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
   const store = await openStore(config);
-  const blobs = openBlobStore(config, store);
+  const blobs = await openBlobStore(config, store);
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
 
   // One insight model per process, shared by its workers (loaded on the first job that asks for insight).

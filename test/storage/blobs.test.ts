@@ -75,7 +75,7 @@ const backends: [string, string | false, () => Promise<Setup>][] = [
     async () => {
       const dataDir = tempDataDir();
       const store = await openStore({ dataDir });
-      const blobs = openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir }), store);
+      const blobs = await openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir }), store);
       return {
         blobs,
         dataDir,
@@ -100,7 +100,7 @@ const backends: [string, string | false, () => Promise<Setup>][] = [
       try {
         store = await openStore({ databaseUrl: db.url, dataDir });
         const s = store;
-        const blobs = openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_BLOB_STORE: "postgres" }), s);
+        const blobs = await openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_BLOB_STORE: "postgres" }), s);
         const rows = (key?: string) =>
           s.db
             .withTables<{ blob_chunks: { blob_key: string; seq: number; bytes: Buffer } }>()
@@ -141,7 +141,7 @@ const backends: [string, string | false, () => Promise<Setup>][] = [
       const s3: S3Server = await startS3();
       const dataDir = tempDataDir();
       const store = await openStore({ dataDir });
-      const blobs = openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, ...s3.env, SORI_S3_PREFIX: "audio/" }), store);
+      const blobs = await openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, ...s3.env, SORI_S3_PREFIX: "audio/" }), store);
       return {
         blobs,
         dataDir,

@@ -5,14 +5,14 @@ import type { Config } from "../../config.js";
 import type { Store } from "../db.js";
 import { localBlobStore } from "./local.js";
 import { postgresBlobStore } from "./postgres.js";
-import { s3BlobStore } from "./s3.js";
 import type { BlobStore } from "./types.js";
 
 export { BLOB_KEY, BlobNotFoundError, BlobTooLargeError, checkKey, newBlobKey } from "./keys.js";
 export type { BlobStore, BlobStoreKind, OpenedBlob } from "./types.js";
 
-/** The store the configuration names. The PostgreSQL store shares the job store's connection pool. */
-export function openBlobStore(config: Config, store: Store): BlobStore {
+/** The store the configuration names. The PostgreSQL store shares the job store's connection pool. The S3 store is
+ * loaded only when named: the AWS SDK costs every other deployment its start-up time and memory for nothing. */
+export async function openBlobStore(config: Config, store: Store): Promise<BlobStore> {
   switch (config.blobs.kind) {
     case "local":
       return localBlobStore(config.dataDir);
@@ -21,6 +21,6 @@ export function openBlobStore(config: Config, store: Store): BlobStore {
       if (store.dialect !== "postgres") throw new Error("SORI_BLOB_STORE=postgres needs the PostgreSQL job store (SORI_DATABASE_URL)");
       return postgresBlobStore(store, config.dataDir);
     case "s3":
-      return s3BlobStore(config.blobs.s3, config.dataDir);
+      return (await import("./s3.js")).s3BlobStore(config.blobs.s3, config.dataDir);
   }
 }
