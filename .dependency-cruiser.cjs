@@ -44,6 +44,13 @@ module.exports = {
       to: { path: STAGES },
     },
     {
+      name: "domain-is-bottom",
+      severity: "error",
+      comment: "the shared types and rules depend on no other part of the service",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/", pathNot: "^src/domain/" },
+    },
+    {
       name: "blob-stores-apart",
       severity: "error",
       comment: "the blob store index picks an implementation; an implementation never imports the index",

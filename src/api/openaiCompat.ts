@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
-import { WHISPER_LANGUAGES } from "../engine/languages.js";
+import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../domain/jobConfig.js";

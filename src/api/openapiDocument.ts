@@ -4,7 +4,7 @@
 // test/security/openapi.test.ts checks that every route Fastify has is described here.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { WHISPER_LANGUAGES } from "../engine/languages.js";
+import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ERROR_CODES, type ErrorCode } from "../errors.js";
 import { EXPORT_FORMATS } from "../export/formats.js";
 import { ConfigSchema } from "../domain/jobConfig.js";

@@ -2,7 +2,7 @@
 // worker. Unknown fields are ignored (dropped), as a hosted API would; known fields are checked strictly.
 import { z } from "zod";
 import { InvalidInput } from "./errors.js";
-import { WHISPER_LANGUAGES } from "../engine/languages.js";
+import { WHISPER_LANGUAGES } from "./languages.js";
 
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;

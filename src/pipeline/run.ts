@@ -1,7 +1,7 @@
 // The whole pipeline of one job, as plain data in → plain data out: config + audio file → the `results` body.
 // The worker and `sori transcribe` both call this; neither knows what the stages are.
 import type { Engine } from "../engine/client.js";
-import { toWhisperLanguage, WHISPER_LANGUAGES } from "../engine/languages.js";
+import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import type { JobConfig } from "../domain/jobConfig.js";

@@ -5,7 +5,7 @@
 // they are; the text options the job asked for (ITN, filters) are applied to a replacement as to the base text.
 import type { Config } from "../config.js";
 import type { Engine } from "../engine/client.js";
-import { toWhisperLanguage } from "../engine/languages.js";
+import { toWhisperLanguage } from "../domain/languages.js";
 import type { ModelSpec } from "../engine/protocol.js";
 import type { JobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";

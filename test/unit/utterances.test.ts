@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { EngineSegment, EngineWord } from "../../src/engine/protocol.js";
-import { WHISPER_LANGUAGES } from "../../src/engine/languages.js";
+import { WHISPER_LANGUAGES } from "../../src/domain/languages.js";
 import { toUtterances } from "../../src/engine/utterances.js";
 
 const seg = (start: number, end: number, text: string, language = "ko", words?: EngineWord[]): EngineSegment => ({
