@@ -2,9 +2,8 @@
 // (docs/extras.md). Same access rules and read rate as the spec's read, through the shared lookup.
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.js";
-import type { JobConfig } from "../domain/jobConfig.js";
+import { readJobConfig, readResults } from "../storage/stored.js";
 import { CONTENT_TYPES, EXPORT_FORMATS, isExportFormat, renderExport } from "../export/formats.js";
-import type { CueSource } from "../export/cues.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, takeRead } from "./jobAccess.js";
 
@@ -21,10 +20,9 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
       const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";
       throw new ApiError("H0004", `no result to export: ${why}`);
     }
-    const config = JSON.parse(job.config) as Partial<JobConfig>;
-    const results = JSON.parse(job.result ?? "{}") as { utterances?: CueSource[] };
+    const config = readJobConfig(job.config);
     const speakers = config.use_diarization ? "speaker" : config.use_multi_channel ? "channel" : null;
-    const body = renderExport(format, results.utterances ?? [], { speakers });
+    const body = renderExport(format, readResults(job.result)?.utterances ?? [], { speakers });
     return reply
       .header("content-type", CONTENT_TYPES[format])
       .header("content-disposition", `attachment; filename="${job.id}.${format}"`)

@@ -1,7 +1,7 @@
 // The read body for each job state, per the spec's "Rules for the plain read" and "Rules for result=refined".
 import { ApiError } from "../errors.js";
-import type { JobConfig } from "../domain/jobConfig.js";
 import type { JobRow } from "../storage/jobs.js";
+import { readJobConfig, readResults, readResultsBody } from "../storage/stored.js";
 
 export type ReadBody =
   | { id: string; status: "transcribing" }
@@ -10,7 +10,7 @@ export type ReadBody =
   | { id: string; status: "completed"; refine_status: string; refine_error?: { code: string }; results?: unknown };
 
 export function readResponse(job: JobRow, refined: boolean): ReadBody {
-  const config = JSON.parse(job.config) as JobConfig;
+  const config = readJobConfig(job.config);
   if (refined && !config.use_refinement) {
     // Our choice where the spec is silent (docs/api.md): asking for a refined result of a job that did not
     // request refinement is an invalid parameter, whatever the job's state.
@@ -24,7 +24,7 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
       return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
     case "completed": {
       if (refined) return refinedBody(job);
-      return { id: job.id, status: "completed", results: JSON.parse(job.result ?? "{}") };
+      return { id: job.id, status: "completed", results: readResultsBody(job.result) };
     }
   }
 }
@@ -39,8 +39,7 @@ function refinedBody(job: JobRow): ReadBody {
     case "processing":
       return { id: job.id, status: "completed", refine_status: status };
     case "completed": {
-      const refined = JSON.parse(job.refine_result ?? "{}") as { utterances?: unknown };
-      return { id: job.id, status: "completed", refine_status: "completed", results: { utterances: refined.utterances ?? [] } };
+      return { id: job.id, status: "completed", refine_status: "completed", results: { utterances: readResults(job.refine_result)?.utterances ?? [] } };
     }
     case "failed":
       return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: job.refine_error ?? "refiner_failed" } };

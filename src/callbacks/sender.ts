@@ -8,7 +8,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import type { Logger } from "pino";
-import type { JobConfig } from "../domain/jobConfig.js";
+import { readJobConfig } from "../storage/stored.js";
 import { getClient } from "../storage/clients.js";
 import type { Store } from "../storage/db.js";
 import { getJob } from "../storage/jobs.js";
@@ -61,7 +61,7 @@ export class CallbackSender {
   private async start(jobId: string): Promise<void> {
     const job = await getJob(this.opts.store, jobId);
     if (!job || job.deleted_at !== null) return;
-    const url = (JSON.parse(job.config) as Partial<JobConfig>).callback_url;
+    const url = readJobConfig(job.config).callback_url;
     if (!url || (job.state !== "completed" && job.state !== "failed")) return;
     const client = await getClient(this.opts.store, job.client_id);
     if (!client) return;

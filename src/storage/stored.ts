@@ -1,19 +1,32 @@
 // Typed reads of the JSON the job store keeps as text: the job config written at submit, and the results written
-// at completion. A value that does not have the shape it must have is an error here, not a cast that lies later.
+// at completion. Every read of stored JSON goes through here, so the shape each caller relies on is checked in one
+// place instead of being asserted by a cast at each call site.
 import { ConfigSchema, type JobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
 
-/** A job's stored config (validated at submit; defaults added since are filled in). */
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * A job's stored config, with the defaults of fields added since it was stored. It was validated at submit; one
+ * that the schema would no longer accept (a rule tightened since) is still read as it was accepted then.
+ */
 export function readJobConfig(text: string): JobConfig {
-  const parsed = ConfigSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`stored job config is invalid: ${parsed.error.issues[0]?.message ?? "unknown"}`);
-  return { ...parsed.data, language: parsed.data.language ?? "ko" };
+  const raw: unknown = JSON.parse(text);
+  if (!isObject(raw)) throw new Error("stored job config is not a JSON object");
+  const parsed = ConfigSchema.safeParse(raw);
+  const config = (parsed.success ? parsed.data : raw) as Omit<JobConfig, "language"> & { language?: JobConfig["language"] };
+  return { ...config, language: config.language ?? "ko" };
 }
 
-/** The stored results body of a completed job or refinement: null when there is none or it holds no utterance list. */
-export function readResults(text: string | null): ({ utterances: Utterance[] } & Record<string, unknown>) | null {
-  if (text === null) return null;
+/** A stored results body (the plain read's `results`): an object, `{}` when there is none. */
+export function readResultsBody(text: string | null): Record<string, unknown> {
+  if (text === null) return {};
   const body: unknown = JSON.parse(text);
-  if (body === null || typeof body !== "object" || !Array.isArray((body as { utterances?: unknown }).utterances)) return null;
-  return body as { utterances: Utterance[] } & Record<string, unknown>;
+  return isObject(body) ? body : {};
+}
+
+/** The utterances of a stored results body, or null when it holds no utterance list. */
+export function readResults(text: string | null): ({ utterances: Utterance[] } & Record<string, unknown>) | null {
+  const body = readResultsBody(text);
+  return Array.isArray(body.utterances) ? (body as { utterances: Utterance[] } & Record<string, unknown>) : null;
 }
