@@ -24,6 +24,7 @@ import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/
 import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
+import { levenshtein } from "../src/text/editDistance.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
@@ -43,16 +44,6 @@ const { values: args } = parseArgs({
     },
   },
 });
-
-function levenshtein(a: string[], b: string[]): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
 
 const exactForm = (s: string): string[] => [...s.normalize("NFC").replace(/\s+/gu, " ").trim()];
 const normalForm = (s: string, lang: string): string[] => {

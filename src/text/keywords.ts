@@ -6,19 +6,10 @@
 // similarity (too many near misses among ordinary words).
 import { disassemble } from "es-hangul";
 import type { Edit } from "./edits.js";
+import { levenshtein } from "./editDistance.js";
 
 /** Largest edit distance, relative to the keyword's length in the compared units, that counts as a near miss. */
 export const MAX_RELATIVE_DISTANCE = 0.25;
-
-function distance(a: readonly string[], b: readonly string[]): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
 
 const units = (s: string, lang: string): string[] =>
   lang === "ko" ? [...disassemble(s.replace(/\s+/g, ""))] : [...s.replace(/\s+/g, "").toLowerCase()];
@@ -26,7 +17,7 @@ const units = (s: string, lang: string): string[] =>
 /** Relative distance of a candidate to a keyword, in the keyword's units. */
 export function keywordDistance(candidate: string, keyword: string, lang: string): number {
   const k = units(keyword, lang);
-  return distance(units(candidate, lang), k) / Math.max(1, k.length);
+  return levenshtein(units(candidate, lang), k) / Math.max(1, k.length);
 }
 
 const KO_PARTICLE = /^(?:을|를|이|가|은|는|에|의|도|로|으로|와|과|랑|에서|에게|까지|부터|만|이나|나|인가|이다|입니다|이에요|예요|이야|야|처럼|보다)$/u;

@@ -1,17 +1,8 @@
 // Character error rate, for checking transcripts against references.
 import fs from "node:fs";
 
-export function levenshtein(a: string[], b: string[]): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
+export { levenshtein } from "../../src/text/editDistance.js";
+import { levenshtein } from "../../src/text/editDistance.js";
 
 /** Normalized CER: NFKC, lower case, punctuation and whitespace removed. */
 export function normalizedCer(hyp: string, ref: string): number {
