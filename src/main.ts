@@ -42,8 +42,10 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
     engines.push(engine);
     workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog, insight, refiner, onFinal: (job) => callbacks.notify(job) }));
   }
-  workers.forEach((w) => w.start());
-  const nudge = (): void => workers.forEach((w) => w.nudge());
+  for (const w of workers) w.start();
+  const nudge = (): void => {
+    for (const w of workers) w.nudge();
+  };
   // Jobs queued by API processes elsewhere wake this process's workers at once (polling stays the fallback).
   const listener = workers.length && store.dialect === "postgres" && config.databaseUrl ? listenForJobs(config.databaseUrl, nudge, log.child({ part: "wakeup" })) : null;
   // Spool files older than these were left by a crash (src/storage/blobs/spool.ts): an upload cut off mid-way is

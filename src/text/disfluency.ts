@@ -4,15 +4,12 @@
 // a long vowel (あのー), or a repeat (그 그 그러니까).
 import { AMBIGUOUS_FILLERS, FILLERS } from "./data/fillers.js";
 import type { Edit } from "./edits.js";
+import { escapeRegExp } from "./regex.js";
 
 const PUNCT_AFTER = "[,，、…]|\\.\\.+";
 
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
 function alternation(words: readonly string[]): string {
-  return [...words].sort((a, b) => b.length - a.length).map(escape).join("|");
+  return [...words].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|");
 }
 
 /** Space-separated languages (ko, en): a filler is a whole word, taken with its trailing comma and one space. */

@@ -5,19 +5,19 @@
 // anywhere; English entries only as whole words, so "Scunthorpe" and "class" stay.
 import { PROFANITY_EN, PROFANITY_JA, PROFANITY_KO, PROFANITY_KO_EXCEPTIONS } from "./data/profanity.js";
 import type { Edit } from "./edits.js";
+import { escapeRegExp } from "./regex.js";
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const longestFirst = (words: readonly string[]): string[] => [...words].sort((a, b) => b.length - a.length);
 
-const KO_COMPACT = new RegExp(longestFirst(PROFANITY_KO).map(escape).join("|"), "gu");
+const KO_COMPACT = new RegExp(longestFirst(PROFANITY_KO).map(escapeRegExp).join("|"), "gu");
 const KO_SPACED = new RegExp(
   `(?<![가-힣ㄱ-ㅎ])(?:${longestFirst(PROFANITY_KO.filter((w) => [...w].length >= 2))
-    .map((w) => [...w].map(escape).join("[\\s.·*_-]+"))
+    .map((w) => [...w].map(escapeRegExp).join("[\\s.·*_-]+"))
     .join("|")})`,
   "gu",
 );
-const JA = new RegExp(longestFirst(PROFANITY_JA).map(escape).join("|"), "gu");
-const EN = new RegExp(`(?<![A-Za-z])(?:${longestFirst(PROFANITY_EN).map(escape).join("|")})(?![A-Za-z])`, "giu");
+const JA = new RegExp(longestFirst(PROFANITY_JA).map(escapeRegExp).join("|"), "gu");
+const EN = new RegExp(`(?<![A-Za-z])(?:${longestFirst(PROFANITY_EN).map(escapeRegExp).join("|")})(?![A-Za-z])`, "giu");
 
 const mask = (s: string): string => s.replace(/[^\s]/gu, "*");
 

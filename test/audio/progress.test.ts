@@ -90,7 +90,7 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     assert.equal(values[0], 0);
     assert.equal(seen.at(-1)!.state, "completed");
     assert.equal(values.at(-1), 1);
-    values.forEach((v, i) => assert.ok(i === 0 || v >= values[i - 1]!, `progress went back: ${values.join(", ")}`));
+    for (const [i, v] of values.entries()) assert.ok(i === 0 || v >= values[i - 1]!, `progress went back: ${values.join(", ")}`);
     assert.ok(seen.some((s) => s.state === "running" && s.progress > 0 && s.progress < 1), `no progress while running: ${JSON.stringify(seen)}`);
 
     await new Promise((res) => setTimeout(res, 1000));
@@ -116,7 +116,7 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     t.diagnostic(`bar percentages drawn: ${[...new Set(percents)].join(" ")}`);
     assert.ok(percents.includes(0) && percents.includes(100), out.slice(0, 2000));
     assert.ok(percents.some((p) => p > 0 && p < 100), `no intermediate step on the bar: ${[...new Set(percents)].join(" ")}`);
-    percents.forEach((p, i) => assert.ok(i === 0 || p >= percents[i - 1]!, `bar went back: ${percents.join(" ")}`));
+    for (const [i, p] of percents.entries()) assert.ok(i === 0 || p >= percents[i - 1]!, `bar went back: ${percents.join(" ")}`);
     assert.match(out, /"status": "completed"/);
   });
 });

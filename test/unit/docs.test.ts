@@ -8,11 +8,11 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { ConfigSchema } from "../../src/domain/jobConfig.js";
+import { escapeRegExp } from "../../src/text/regex.js";
 import { ENGINE_ERROR_CODES, ERROR_CODES, JOB_FAILURE_CODES, REFINE_ERROR_CODES } from "../../src/errors.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), "utf8");
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const VAR = /\bSORI_[A-Z0-9_]*[A-Z0-9]\b/g;
 const varsIn = (text: string): Set<string> => new Set(text.match(VAR) ?? []);
 
@@ -33,7 +33,7 @@ describe("docs/errors.md", () => {
     const codes = Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[];
     assert.ok(codes.length >= 12, `only ${codes.length} codes in the registry`);
     for (const code of codes) {
-      const row = new RegExp(`^\\|\\s*${escape(code)}\\s*\\|\\s*${ERROR_CODES[code].status}\\s*\\|`, "m");
+      const row = new RegExp(`^\\|\\s*${escapeRegExp(code)}\\s*\\|\\s*${ERROR_CODES[code].status}\\s*\\|`, "m");
       assert.match(doc, row, `docs/errors.md lacks a row "| ${code} | ${ERROR_CODES[code].status} | ..."`);
     }
   });
@@ -52,7 +52,7 @@ describe("docs/errors.md: the codes beside the HTTP codes", () => {
     const end = doc.indexOf("\n## ", start + 1);
     return doc.slice(start, end < 0 ? undefined : end);
   };
-  const rowFor = (text: string, code: string): RegExp => new RegExp(`^\\|\\s*\`?${escape(code)}\`?\\s*\\|`, "m");
+  const rowFor = (_text: string, code: string): RegExp => new RegExp(`^\\|\\s*\`?${escapeRegExp(code)}\`?\\s*\\|`, "m");
 
   it("every failed-job code has a row in 'Errors of a failed job'", () => {
     for (const code of JOB_FAILURE_CODES) assert.match(section("Errors of a failed job"), rowFor("", code), code);
