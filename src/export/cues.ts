@@ -20,7 +20,7 @@ export interface CueRules {
 
 export const DEFAULT_CUE_RULES: CueRules = { maxLineChars: 42, maxLines: 2, maxCueMs: 7000, minCueMs: 1000 };
 
-/** The utterance fields the cue builder reads (src/pipeline/utterances.ts has the full type). */
+/** The utterance fields the cue builder reads (src/domain/utterance.ts has the full type). */
 export interface CueSource {
   start_at: number;
   duration: number;
