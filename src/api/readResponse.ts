@@ -24,7 +24,7 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
       return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
     case "completed": {
       if (refined) return refinedBody(job);
-      return { id: job.id, status: "completed", results: JSON.parse(job.result ?? "{}") };
+      return { id: job.id, status: "completed", results: withSpkType(JSON.parse(job.result ?? "{}") as Results) };
     }
   }
 }
@@ -39,10 +39,19 @@ function refinedBody(job: JobRow): ReadBody {
     case "processing":
       return { id: job.id, status: "completed", refine_status: status };
     case "completed": {
-      const refined = JSON.parse(job.refine_result ?? "{}") as { utterances?: unknown };
-      return { id: job.id, status: "completed", refine_status: "completed", results: { utterances: refined.utterances ?? [] } };
+      const refined = JSON.parse(job.refine_result ?? "{}") as Results;
+      return { id: job.id, status: "completed", refine_status: "completed", results: withSpkType({ utterances: refined.utterances ?? [] }) };
     }
     case "failed":
       return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: job.refine_error ?? "refiner_failed" } };
   }
+}
+
+type Results = { utterances?: Record<string, unknown>[] } & Record<string, unknown>;
+
+/** The real service's utterances carry `spk_type` ("NORMAL"), and the official Go SDK reads it; sori has no other
+ * speaker type, so it is added on the way out rather than stored. */
+function withSpkType(results: Results): Results {
+  if (!results.utterances) return results;
+  return { ...results, utterances: results.utterances.map((u) => ({ ...u, spk_type: "NORMAL" })) };
 }
