@@ -38,7 +38,7 @@ describe("paragraph splitter", () => {
       assert.deepEqual(applyTextOptions([utt(text, 0)], { ...DEFAULTS, paragraph_splitter: { max } }).map((u) => u.msg), sentences, `max ${max}`);
     }
     // As the real service's client log shows, max 20 cuts nothing that max 30 leaves whole.
-    assert.deepEqual(applyTextOptions([utt(text, 0)], { ...DEFAULTS, paragraph_splitter: { max: 80 } }).map((u) => u.msg), [
+    assert.deepEqual(applyTextOptions([utt(text, 0)], { ...DEFAULTS, paragraph_splitter: { max: 65 } }).map((u) => u.msg), [
       `${sentences[0]} ${sentences[1]}`,
       sentences[2],
     ]);
