@@ -39,7 +39,9 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
   const upload: Upload = { fields: new Map(), file: null };
   const add = (name: string, value: string): void => void upload.fields.set(name, [...(upload.fields.get(name) ?? []), value]);
   try {
-    for await (const part of req.parts({ limits: { fileSize: limits.maxBytes } })) {
+    // One audio file, and room for the text parts sent as files.
+    const files = 1 + limits.textParts.length;
+    for await (const part of req.parts({ limits: { fileSize: limits.maxBytes, files } })) {
       if (part.type === "field") {
         if (!limits.textParts.includes(part.fieldname)) continue; // unknown parts are ignored, as unknown config keys are
         // A part sent with Content-Type application/json arrives parsed; clients that label the config part so
