@@ -55,7 +55,10 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
         else part.file.resume();
         continue;
       }
-      if (upload.file) throw new ApiError("H0001", "file part given more than once");
+      if (upload.file) {
+        part.file.resume();
+        throw new ApiError("H0001", "file part given more than once");
+      }
       assertPartReadable(part.file);
       const target = { path: spoolPath(limits.dataDir, "upload"), bytes: 0 };
       upload.file = target;
