@@ -109,7 +109,9 @@ async function main(): Promise<void> {
       const files = rows([lang]).slice(0, max);
       for (const row of files) {
         for (const mode of modes) {
-          const base = lang === "en" ? { model_name: "whisper", language: "detect", language_candidates: ["en"] } : { language: lang };
+          // Each file through the RTZR-style config a client sends: sommers for ko/ja (its only languages), and
+          // whisper with the language for any other, e.g. {"model_name":"whisper","language":"en"}.
+          const base = lang === "ko" || lang === "ja" ? { language: lang } : { model_name: "whisper", language: lang };
           const keywords = mode === "with" ? { keywords: KEYWORDS[lang] ?? [] } : {};
           const jobConfig = parseJobConfig(JSON.stringify({ ...base, ...extra, ...keywords }));
           const t0 = Date.now();

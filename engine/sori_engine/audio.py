@@ -38,7 +38,10 @@ def _open(path: str) -> av.container.InputContainer:
 def _audio_stream(container: av.container.InputContainer, path: str) -> av.audio.stream.AudioStream:
     if not container.streams.audio:
         raise EngineError(AUDIO_DECODE_FAILED, f"no audio stream in {path} (format {container.format.name})")
-    return container.streams.audio[0]
+    stream = container.streams.audio[0]
+    if stream.codec_context is None:  # FFmpeg knows no decoder for the codec (a WAV with an unknown format tag)
+        raise EngineError(AUDIO_DECODE_FAILED, f"no decoder for the audio codec of {path}")
+    return stream
 
 
 def probe(path: str) -> ProbeResult:

@@ -364,7 +364,9 @@ def _decode_once(
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     starts = [a for a, _b in clips]
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
-        i = max(0, bisect.bisect_right(starts, fw.start + 1e-6) - 1)
+        # By the segment's middle: a clip's first segment starts at the clip's start rounded to 3 decimals, which
+        # can fall just before it and so into the previous clip (then both clips' text came out twice: issue 17).
+        i = max(0, bisect.bisect_right(starts, (fw.start + fw.end) / 2) - 1)
         per_clip[i].append(fw)
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded

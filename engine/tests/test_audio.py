@@ -101,6 +101,21 @@ def test_bad_audio_fails_with_a_code(
     assert engine.call("ping").result  # still serving
 
 
+def test_wav_with_an_unknown_codec_tag_fails_with_a_code(engine: Engine, model: dict[str, Any], tmp_path: Path) -> None:
+    """FFmpeg opens such a stream with no decoder (codec_context None): that used to crash the engine with an
+    AttributeError, three times, and the job failed E500 with the Python error in its message (issue 17)."""
+    import struct
+
+    data = b"\0" * 32000
+    fmt = struct.pack("<HHIIHH", 0x1234, 1, 16000, 32000, 2, 16)
+    body = b"WAVEfmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    path = tmp_path / "tag1234.wav"
+    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+    assert call(engine, model, str(path)).error_code == "audio_decode_failed"
+    assert engine.call("probe", {"audio_path": str(path)}).error_code == "audio_decode_failed"
+    assert engine.call("ping").result  # still serving
+
+
 def test_truncated_file_keeps_its_good_part(engine: Engine, model: dict[str, Any], fixtures: dict[str, str]) -> None:
     result = call(engine, model, fixtures["bad/truncated.mp3"]).result
     assert 1.5 < result["duration_s"] < 2.5  # half of the 3.9 s sentence

@@ -3,7 +3,6 @@
 // queue, workers, limits and retention, listed by GET /v1/transcribe); the call waits for it and answers in
 // OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code.
 import fs from "node:fs";
-import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
@@ -12,13 +11,12 @@ import { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
-import { spoolPath } from "../storage/blobs/spool.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
-import { assertPartReadable } from "./partStream.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./errorMapping.js";
 import { closeAfterAnswer } from "./transcribe.js";
+import { readUpload, singleField, type Upload } from "./upload.js";
 
 export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;
 export type OpenAiFormat = (typeof OPENAI_FORMATS)[number];
@@ -31,6 +29,8 @@ export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
   whisper: "whisper",
   sommers: "sommers",
 };
+
+const OPENAI_TEXT_PARTS = ["model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]", "timestamp_granularities", "stream"];
 
 /** Longest a call waits for its job (queue wait included) before answering E500 with the job id to read later. */
 const MAX_WAIT_MS = 30 * 60_000;
@@ -71,15 +71,13 @@ export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parse
   const spec: Record<string, unknown> = {
     model_name: model,
     use_word_timestamp: words,
-    // Segments as the model gives them, as OpenAI's are; the spec's paragraph splitter would cut them to 50 chars.
-    use_paragraph_splitter: false,
+    // Segments of whole sentences, about as long as OpenAI's (the splitter's default); with it off, a speaker turn
+    // would be one segment.
+    use_paragraph_splitter: true,
   };
-  if (lang === "ko" || lang === "ja") spec.language = lang;
-  else if (model === "sommers") {
-    if (lang !== undefined) throw new ApiError("H0001", "model sommers supports language ko or ja");
-  } else if (lang === undefined) spec.language = "detect";
-  // Any other language: detection restricted to that one language is recognition in it.
-  else Object.assign(spec, { language: "detect", language_candidates: [lang] });
+  if (lang !== undefined) spec.language = lang;
+  // No language: OpenAI detects among all languages, not among the spec route's default candidates.
+  else if (model === "whisper") Object.assign(spec, { language: "detect", language_candidates: [...WHISPER_LANGUAGES] });
   return { config: parseJobConfig(JSON.stringify(spec)), format, words, segments };
 }
 
@@ -166,13 +164,20 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`);
     }
     await checkBeforeUpload(app, client);
-    const { fields, blob } = await readOpenAiUpload(req, app, config.openaiMaxFileBytes).catch((err) => {
+    const upload = await readUpload(req, {
+      dataDir: config.dataDir,
+      maxBytes: config.openaiMaxFileBytes,
+      tooLarge: `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`,
+      textParts: OPENAI_TEXT_PARTS,
+    }).catch((err) => {
       if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
       throw err;
     });
+    const blob = upload.file;
     let blobKey: string | null = null;
     let queued = false; // from then on the blob is the job's, removed when the job ends
     try {
+      const fields = openAiFields(upload);
       if (!blob) throw new ApiError("H0001", "file is required");
       if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");
       const { config: jobConfig, format, words, segments } = toJobConfig(fields);
@@ -225,56 +230,16 @@ async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: Fasti
   throw new ApiError("E500", `not finished within ${MAX_WAIT_MS / 60_000} min; read it later: GET /v1/transcribe/${id}`);
 }
 
-interface OpenAiUpload {
-  fields: OpenAiRequest;
-  /** The file in the spool (src/storage/blobs/spool.ts) until the route adopts it into the blob store. */
-  blob: { path: string; bytes: number } | null;
-}
-
-/** The multipart body: text fields, and the `file` part streamed to a spool file (never held in memory). */
-async function readOpenAiUpload(req: FastifyRequest, app: FastifyInstance, maxBytes: number): Promise<OpenAiUpload> {
-  if (!req.isMultipart()) throw new ApiError("H0001", "request body must be multipart/form-data");
-  const { dataDir } = app.sori.config;
-  const text: Record<string, string> = {};
-  const granularities: string[] = [];
-  let blob: OpenAiUpload["blob"] = null;
-  try {
-    for await (const part of req.parts({ limits: { fileSize: maxBytes } })) {
-      if (part.type === "field") {
-        const value = typeof part.value === "string" ? part.value : String(part.value);
-        if (part.fieldname === "timestamp_granularities[]" || part.fieldname === "timestamp_granularities") granularities.push(value);
-        else text[part.fieldname] = value;
-        continue;
-      }
-      if (part.fieldname !== "file" || blob) {
-        part.file.resume();
-        if (part.fieldname === "file") throw new ApiError("H0001", "file given more than once");
-        continue;
-      }
-      assertPartReadable(part.file);
-      const b = { path: spoolPath(dataDir, "upload"), bytes: 0 };
-      blob = b;
-      part.file.on("data", (c: Buffer) => (b.bytes += c.length));
-      part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`)));
-      await pipeline(part.file, fs.createWriteStream(b.path, { mode: 0o600 }));
-      if (part.file.truncated) throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
-    }
-  } catch (err) {
-    if (blob) await fs.promises.rm(blob.path, { force: true });
-    if (err instanceof ApiError) throw err;
-    if ((err as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${maxBytes} bytes`);
-    throw new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);
-  }
+/** The OpenAI request's text fields (the file is spooled by the shared readUpload). */
+function openAiFields(upload: Upload): OpenAiRequest {
+  const one = (name: string): string | undefined => singleField(upload, name);
   return {
-    blob,
-    fields: {
-      model: text.model,
-      language: text.language,
-      prompt: text.prompt,
-      response_format: text.response_format,
-      temperature: text.temperature,
-      timestamp_granularities: granularities,
-      stream: text.stream,
-    },
+    model: one("model"),
+    language: one("language"),
+    prompt: one("prompt"),
+    response_format: one("response_format"),
+    temperature: one("temperature"),
+    timestamp_granularities: [...(upload.fields.get("timestamp_granularities[]") ?? []), ...(upload.fields.get("timestamp_granularities") ?? [])],
+    stream: one("stream"),
   };
 }

@@ -22,6 +22,7 @@ export function configJsonSchema(): Schema {
   // The language codes are checked by a refinement, which JSON Schema cannot express by itself.
   const props = schema.properties as Record<string, Schema>;
   props.language_candidates = { ...props.language_candidates, items: { type: "string", enum: [...WHISPER_LANGUAGES] } };
+  props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
   return { ...schema, description: "The submit's config part. Unknown fields are ignored." };
 }
 
@@ -90,6 +91,7 @@ export function openApiDocument(opts: { metrics: boolean }): Schema {
             duration: { type: "integer" },
             msg: { type: "string" },
             spk: { type: "integer" },
+            spk_type: { type: "string", enum: ["NORMAL"] },
             lang: { type: "string" },
           },
         },

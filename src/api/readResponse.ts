@@ -24,7 +24,7 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
       return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
     case "completed": {
       if (refined) return refinedBody(job);
-      return { id: job.id, status: "completed", results: readResultsBody(job.result) };
+      return { id: job.id, status: "completed", results: withSpkType(readResultsBody(job.result) as Results) };
     }
   }
 }
@@ -39,9 +39,18 @@ function refinedBody(job: JobRow): ReadBody {
     case "processing":
       return { id: job.id, status: "completed", refine_status: status };
     case "completed": {
-      return { id: job.id, status: "completed", refine_status: "completed", results: { utterances: readResults(job.refine_result)?.utterances ?? [] } };
+      return { id: job.id, status: "completed", refine_status: "completed", results: withSpkType({ utterances: readResults(job.refine_result)?.utterances ?? [] }) };
     }
     case "failed":
       return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: job.refine_error ?? "refiner_failed" } };
   }
+}
+
+type Results = { utterances?: object[] } & Record<string, unknown>;
+
+/** The real service's utterances carry `spk_type` ("NORMAL"), and the official Go SDK reads it; sori has no other
+ * speaker type, so it is added on the way out rather than stored. */
+function withSpkType(results: Results): Results {
+  if (!results.utterances) return results;
+  return { ...results, utterances: results.utterances.map((u) => ({ ...u, spk_type: "NORMAL" })) };
 }

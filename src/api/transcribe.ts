@@ -11,7 +11,7 @@ import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JOB_ID, takeRead } from "./jobAccess.js";
 import { readResponse } from "./readResponse.js";
-import { readUpload } from "./upload.js";
+import { readUpload, singleField } from "./upload.js";
 
 const LINGER_BYTES = 8 * 1024 * 1024;
 const LINGER_MS = 2000;
@@ -54,14 +54,19 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     }
     await checkBeforeUpload(app, client);
 
-    const upload = await readUpload(req, config.dataDir, config.maxFileBytes).catch((err) => {
+    const upload = await readUpload(req, {
+      dataDir: config.dataDir,
+      maxBytes: config.maxFileBytes,
+      tooLarge: `file exceeds the size limit of ${config.maxFileBytes} bytes`,
+      textParts: ["config"],
+    }).catch((err) => {
       if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
       throw err;
     });
     const blob = upload.file; // in the spool until it is adopted into the blob store
     let blobKey: string | null = null;
     try {
-      const jobConfig = parseJobConfig(upload.configText);
+      const jobConfig = parseJobConfig(singleField(upload, "config"));
       checkCallbackUrl(jobConfig.callback_url, config.callbackAllowPrivate);
       if (!blob) throw new ApiError("H0001", "file part is required");
       if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");

@@ -1,7 +1,8 @@
-// Reads the submit's multipart body: the `config` text and the `file` part, which is streamed to a private spool
-// file and never held in memory. The size limit is enforced while streaming; what is over it is not read. The
-// caller inspects the spool file (format, duration) and only then moves it into the blob store, so that a refused
-// upload never reaches a remote store (src/storage/blobs/, docs/deployment.md).
+// Reads a submit's multipart body, for both submit routes (POST /v1/transcribe and the OpenAI-compatible one): the
+// text parts, and the `file` part, which is streamed to a private spool file and never held in memory. The size
+// limit is enforced while streaming; what is over it is not read. The caller inspects the spool file (format,
+// duration) and only then moves it into the blob store, so that a refused upload never reaches a remote store
+// (src/storage/blobs/, docs/deployment.md).
 import fs from "node:fs";
 import { pipeline } from "node:stream/promises";
 import type { FastifyRequest } from "fastify";
@@ -9,49 +10,95 @@ import { ApiError } from "../errors.js";
 import { assertPartReadable, isTruncatedBodyError } from "./partStream.js";
 import { spoolPath } from "../storage/blobs/spool.js";
 
-export interface Upload {
-  configText: string | undefined;
-  /** The uploaded file in the spool; the caller removes it (or adopts it into the blob store). */
-  file: { path: string; bytes: number } | null;
+export interface SpooledFile {
+  path: string;
+  bytes: number;
 }
 
-export async function readUpload(req: FastifyRequest, dataDir: string, maxBytes: number): Promise<Upload> {
+export interface Upload {
+  /** Every text part's values by part name, in the order sent. */
+  fields: Map<string, string[]>;
+  /** The uploaded file in the spool; the caller removes it (or adopts it into the blob store). */
+  file: SpooledFile | null;
+}
+
+export interface UploadLimits {
+  dataDir: string;
+  maxBytes: number;
+  /** The 413 message for a file over maxBytes. */
+  tooLarge: string;
+  /** The text parts the route reads; only these are kept when sent as a file (other file parts are drained). */
+  textParts: readonly string[];
+}
+
+/** Largest text part sent as a file (a `config` sent with a file name): it is read into memory. */
+const MAX_TEXT_FILE_BYTES = 1024 * 1024;
+
+export async function readUpload(req: FastifyRequest, limits: UploadLimits): Promise<Upload> {
   if (!req.isMultipart()) throw new ApiError("H0001", "request body must be multipart/form-data with parts config and file");
-  const upload: Upload = { configText: undefined, file: null };
+  const upload: Upload = { fields: new Map(), file: null };
+  const add = (name: string, value: string): void => void upload.fields.set(name, [...(upload.fields.get(name) ?? []), value]);
   try {
-    for await (const part of req.parts({ limits: { fileSize: maxBytes } })) {
+    // One audio file, and room for the text parts sent as files.
+    const files = 1 + limits.textParts.length;
+    for await (const part of req.parts({ limits: { fileSize: limits.maxBytes, files } })) {
       if (part.type === "field") {
-        if (part.fieldname !== "config") continue; // unknown fields are ignored, as unknown config keys are
-        if (upload.configText !== undefined) throw new ApiError("H0001", "config part given more than once");
-        if (typeof part.value !== "string") throw new ApiError("H0001", "config part must be text");
-        upload.configText = part.value;
+        if (!limits.textParts.includes(part.fieldname)) continue; // unknown parts are ignored, as unknown config keys are
+        // A part sent with Content-Type application/json arrives parsed; clients that label the config part so
+        // (a public Java sample does) get it read as the JSON text it was.
+        add(part.fieldname, typeof part.value === "string" ? part.value : JSON.stringify(part.value));
         continue;
       }
       if (part.fieldname !== "file") {
-        part.file.resume(); // drain and ignore
+        // Some clients send text parts with a file name (a Blob in a browser FormData): read those as text.
+        if (limits.textParts.includes(part.fieldname)) add(part.fieldname, await readText(part.file));
+        else part.file.resume();
         continue;
       }
-      if (upload.file) throw new ApiError("H0001", "file part given more than once");
+      if (upload.file) {
+        part.file.resume();
+        throw new ApiError("H0001", "file part given more than once");
+      }
       assertPartReadable(part.file);
-      const target = { path: spoolPath(dataDir, "upload"), bytes: 0 };
+      const target = { path: spoolPath(limits.dataDir, "upload"), bytes: 0 };
       upload.file = target;
       part.file.on("data", (c: Buffer) => (target.bytes += c.length));
       // The parser would otherwise go on reading (and dropping) the rest of the part until the body ends.
-      part.file.once("limit", () => part.file.destroy(new ApiError("H0005", `file exceeds the size limit of ${maxBytes} bytes`)));
+      part.file.once("limit", () => part.file.destroy(new ApiError("H0005", limits.tooLarge)));
       await pipeline(part.file, fs.createWriteStream(target.path, { mode: 0o600 }));
-      if (part.file.truncated) throw new ApiError("H0005", `file exceeds the size limit of ${maxBytes} bytes`);
+      if (part.file.truncated) throw new ApiError("H0005", limits.tooLarge);
     }
   } catch (err) {
     if (upload.file) await fs.promises.rm(upload.file.path, { force: true });
-    throw mapMultipartError(err, maxBytes);
+    throw mapMultipartError(err, limits.tooLarge);
   }
   return upload;
 }
 
-function mapMultipartError(err: unknown, maxBytes: number): unknown {
+/** The only value of a text part, undefined when absent; 400 H0001 when it was sent more than once. */
+export function singleField(upload: Upload, name: string): string | undefined {
+  const values = upload.fields.get(name);
+  if (values && values.length > 1) throw new ApiError("H0001", `${name} part given more than once`);
+  return values?.[0];
+}
+
+async function readText(stream: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const c of stream) {
+    bytes += c.length;
+    if (bytes > MAX_TEXT_FILE_BYTES) throw new ApiError("H0001", `a text part is over ${MAX_TEXT_FILE_BYTES} bytes`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Parser errors are the client's malformed body (H0001); anything else (a full disk, an I/O error) stays a server
+ * error (500 E500). */
+function mapMultipartError(err: unknown, tooLarge: string): unknown {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: string }).code ?? "";
-  if (code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005", `file exceeds the size limit of ${maxBytes} bytes`);
+  if (code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005", tooLarge);
   if (code.startsWith("FST_") || isTruncatedBodyError(err) || /multipart|boundary|unexpected end/i.test(String((err as Error).message))) {
     return new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);
   }

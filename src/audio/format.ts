@@ -1,6 +1,7 @@
 // What an upload is, decided by its content (magic bytes), never by its name or declared content type.
 import { fileTypeFromFile } from "file-type";
 import { ApiError } from "../errors.js";
+import { checkWavCodec } from "./wavCodec.js";
 
 export const SUPPORTED_FORMATS = ["mp4", "m4a", "mp3", "amr", "flac", "wav"] as const;
 export type AudioFormat = (typeof SUPPORTED_FORMATS)[number];
@@ -10,7 +11,10 @@ const isSupported = (ext: string): ext is AudioFormat => (SUPPORTED_FORMATS as r
 /** The upload's format, or 400 H0010 for anything outside the spec's list (ogg, webm, text, random bytes...). */
 export async function detectFormat(file: string): Promise<AudioFormat> {
   const type = await fileTypeFromFile(file);
-  if (type && isSupported(type.ext)) return type.ext;
+  if (type && isSupported(type.ext)) {
+    if (type.ext === "wav") await checkWavCodec(file);
+    return type.ext;
+  }
   const what = type ? `${type.ext} (${type.mime})` : "unrecognised content";
   throw new ApiError("H0010", `unsupported file type: ${what}; supported: ${SUPPORTED_FORMATS.join(", ")}`);
 }

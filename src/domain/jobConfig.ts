@@ -1,5 +1,7 @@
 // The spec's config object (multipart part "config"): parsed once at submit, stored with the job, read by the
-// worker. Unknown fields are ignored (dropped), as a hosted API would; known fields are checked strictly.
+// worker. Unknown fields are ignored (dropped), as a hosted API would; known fields are checked strictly. The
+// cross-field rules are the real service's, as measured by a public client (docs/api.md, "The real service's
+// rules"): its messages too, so a client that matches on them keeps working.
 import { z } from "zod";
 import { InvalidInput } from "./errors.js";
 import { WHISPER_LANGUAGES } from "./languages.js";
@@ -11,9 +13,19 @@ const languageCode = z
   .string()
   .refine((c) => WHISPER_LANGUAGES.has(c), { message: "is not a supported ISO 639-1 language code" });
 
+/** sommers' languages; whisper takes these, every other language Whisper knows, and detect/multi. */
+export const SOMMERS_LANGUAGES: ReadonlySet<string> = new Set(["ko", "ja"]);
+/** The real service's candidates for detect/multi when none are given. */
+export const DEFAULT_CANDIDATES = ["ko", "ja", "zh", "en"];
+
 export const ConfigSchema = z.object({
   model_name: z.enum(["sommers", "whisper"]).default("sommers"),
-  language: z.enum(["ko", "ja", "detect", "multi"]).optional(),
+  language: z
+    .string()
+    .refine((c) => c === "detect" || c === "multi" || WHISPER_LANGUAGES.has(c), {
+      message: "unsupported language (ko, ja; with whisper also detect, multi or any ISO 639-1 code Whisper knows)",
+    })
+    .optional(),
   language_candidates: z.array(languageCode).min(1).max(100).optional(),
   use_diarization: z.boolean().default(false),
   diarization: z.object({ spk_count: z.number().int().min(0).max(100).default(0) }).default({ spk_count: 0 }),
@@ -37,7 +49,10 @@ export const ConfigSchema = z.object({
   callback_url: z.string().max(2048, "must be at most 2048 characters").optional(),
 });
 
-export type JobConfig = z.infer<typeof ConfigSchema> & { language: "ko" | "ja" | "detect" | "multi" };
+export type JobConfig = z.infer<typeof ConfigSchema> & { language: string };
+
+/** Whether the language is a fixed one (not detect/multi). */
+export const isFixedLanguage = (language: string): boolean => language !== "detect" && language !== "multi";
 
 /** Parses the config part's text. Every failure is a 400 H0001 whose message names the field. */
 export function parseJobConfig(text: string | undefined): JobConfig {
@@ -58,14 +73,24 @@ export function parseJobConfig(text: string | undefined): JobConfig {
     throw new InvalidInput(`config.${field}: ${issue?.message ?? "invalid"}`);
   }
   const c = parsed.data;
+  const given = raw as Record<string, unknown>;
   if (c.model_name === "whisper" && c.language === undefined) {
-    throw new InvalidInput("config.language is required with model_name whisper");
+    throw new InvalidInput("unsupported language: config.language is required with model_name whisper");
   }
-  if (c.model_name === "sommers" && (c.language === "detect" || c.language === "multi")) {
-    throw new InvalidInput(`config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
+  if (c.model_name === "sommers" && c.language !== undefined && !SOMMERS_LANGUAGES.has(c.language)) {
+    throw new InvalidInput(`unsupported language: config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
+  }
+  if (c.model_name === "sommers" && c.language_candidates !== undefined) {
+    throw new InvalidInput("unsupported language: config.language_candidates requires model_name whisper");
+  }
+  if (given.diarization !== undefined && !c.use_diarization) {
+    throw new InvalidInput("diarization cannot be used without use_diarization (config.diarization needs use_diarization true)");
   }
   if (c.use_refinement && c.use_multi_channel) {
     throw new InvalidInput("config.use_refinement cannot be combined with use_multi_channel");
   }
-  return { ...c, language: c.language ?? "ko" };
+  const language = c.language ?? "ko";
+  // The candidates apply to detect/multi only; there they default to the real service's set.
+  const language_candidates = isFixedLanguage(language) ? c.language_candidates : (c.language_candidates ?? DEFAULT_CANDIDATES);
+  return { ...c, language, ...(language_candidates ? { language_candidates } : {}) };
 }

@@ -4,7 +4,7 @@ import type { Engine } from "../engine/client.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
-import type { JobConfig } from "../domain/jobConfig.js";
+import { isFixedLanguage, type JobConfig } from "../domain/jobConfig.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { speakerUtterances } from "../diarization/index.js";
 import { transcribeChannels } from "./channels.js";
@@ -31,14 +31,15 @@ export interface JobResults {
 }
 
 export function engineParams(config: JobConfig, audioPath: string, models: ModelRegistry, maxAudioS: number): TranscribeParams {
-  const fixed = config.language === "ko" || config.language === "ja";
+  const fixed = isFixedLanguage(config.language);
   return {
     audio_path: audioPath,
     // domain CALL (telephone audio) decodes without the VAD: docs/text.md has the measurement.
     model: config.domain === "CALL" ? { ...models[config.model_name], vad: false } : models[config.model_name],
     language_mode: fixed ? "fixed" : config.language === "detect" ? "detect" : "multi",
-    language: fixed ? config.language : null,
-    // Without candidates, all languages that have an ISO 639-1 code: Whisper could otherwise answer `haw`.
+    language: fixed ? toWhisperLanguage(config.language) : null,
+    // Without candidates (a config stored before they defaulted), all languages that have an ISO 639-1 code:
+    // Whisper could otherwise answer `haw`.
     language_candidates: fixed ? null : (config.language_candidates ?? [...WHISPER_LANGUAGES]).map(toWhisperLanguage),
     // Diarization assigns each word to a speaker, so it needs the words even when the client did not ask for them.
     word_timestamps: needsWords(config) || config.use_diarization,

@@ -1,7 +1,7 @@
 // The text stage of the pipeline: the recognizer's utterances (with their words) in, the utterances the user asked
 // for out. Each option is one stage, a plain function over text returning edits (see edits.ts), applied per
 // utterance in this order: disfluency filter → ITN (or its reverse) → keyword correction → profanity mask; then the
-// paragraph splitter regroups the words. docs/text.md describes each stage.
+// paragraph splitter regroups the words (or, when it is off, each speaker turn becomes one utterance). docs/text.md describes each stage.
 import type { Utterance, Word } from "../domain/utterance.js";
 import { disfluencyEdits, VERBATIM_PROMPTS } from "./disfluency.js";
 import { applyEdits, joinTokens, type Edit, type Token } from "./edits.js";
@@ -99,18 +99,21 @@ export function applyTextOptions(utterances: readonly Utterance[], o: TextOption
   const done = utterances
     .map((u) => ({ u, tokens: transformTokens(toTokens(u), u.lang, stages) }))
     .filter((x) => joinTokens(x.tokens).trim().length > 0);
-  if (!o.use_paragraph_splitter) {
-    return done.map(({ u, tokens }) => fromRun({ spk: u.spk, lang: u.lang, tokens }, o.use_word_timestamp, u));
-  }
-  // One run per stretch of consecutive utterances of one speaker in one language.
-  const runs: Run[] = [];
+  // One run per stretch of consecutive utterances of one speaker in one language, timed by its utterances.
+  const runs: (Run & { start_at: number; end: number })[] = [];
   for (const { u, tokens } of done) {
     const prev = runs[runs.length - 1];
     if (prev && prev.spk === u.spk && prev.lang === u.lang) {
       const sep = UNSPACED.has(u.lang) ? "" : " ";
       const [head, ...rest] = tokens;
       prev.tokens.push({ ...head!, text: sep + head!.text.replace(/^\s+/u, "") }, ...rest);
-    } else runs.push({ spk: u.spk, lang: u.lang, tokens: [...tokens] });
+      prev.end = Math.max(prev.end, u.start_at + u.duration);
+    } else runs.push({ spk: u.spk, lang: u.lang, tokens: [...tokens], start_at: u.start_at, end: u.start_at + u.duration });
+  }
+  // Off, as the real service does it: no paragraphs, a speaker's turn (the whole file without diarization) is one
+  // utterance.
+  if (!o.use_paragraph_splitter) {
+    return runs.map((r) => fromRun(r, o.use_word_timestamp, { start_at: r.start_at, duration: r.end - r.start_at }));
   }
   return splitParagraphs(runs, o.paragraph_splitter.max).map((r) => fromRun(r, o.use_word_timestamp));
 }
@@ -124,7 +127,8 @@ export function decoderHints(
   o: TextOptions & { language: string; language_candidates?: string[] | undefined },
 ): { initial_prompt: string | null; hotwords: string | null } {
   const keywords = o.keywords?.filter((k) => k.trim().length > 0) ?? [];
-  const known = o.language === "ko" || o.language === "ja" ? o.language : o.language_candidates?.length === 1 ? o.language_candidates[0]! : null;
+  const fixed = o.language !== "detect" && o.language !== "multi";
+  const known = fixed ? o.language : o.language_candidates?.length === 1 ? o.language_candidates[0]! : null;
   return {
     initial_prompt: o.use_disfluency_filter || known === null ? null : (VERBATIM_PROMPTS[known] ?? null),
     hotwords: keywords.length > 0 ? keywords.join(", ") : null,

@@ -1,7 +1,10 @@
-// Stage `use_paragraph_splitter`: regroups a speaker's words into paragraphs of at most `max` characters, cut at
-// sentence ends first, then at clause ends, then between words -- never inside a word. A paragraph's times are its
-// first word's start and last word's end. Paragraphs never join two speakers, two languages, or speech across a
-// long silence (GAP_MS).
+// Stage `use_paragraph_splitter`: regroups a speaker's words into paragraphs of whole sentences, as the real
+// service does (docs/api.md, "The real service's rules"): sentences are packed into a paragraph while it stays within
+// `max` characters; a sentence is never cut, so one longer than `max` is a paragraph of its own, and a smaller `max`
+// never cuts below the sentence. Only a run-on stretch with no sentence end in RUN_ON characters (Whisper leaves
+// some speech unpunctuated) is cut, at clause ends first, then between words -- never inside a word. A paragraph's
+// times are its first word's start and last word's end. Paragraphs never join two speakers, two languages, or
+// speech across a long silence (GAP_MS).
 //
 // Sentence ends: . ? ! 。 ！ ？ … and, for Korean, which Whisper often leaves unpunctuated, a word ending in a
 // sentence-final verb ending (습니다, 어요, 죠, 는다 ...). This is a rule-based splitter: see docs/text.md for why
@@ -28,15 +31,18 @@ function isSentenceEnd(t: Token, lang: string): boolean {
 
 const len = (tokens: readonly Token[]): number => [...tokens.map((t) => t.text).join("").trim()].length;
 
-/** Below this share of `max`, a paragraph is not cut at a clause end (a word boundary that fills it is better). */
+/** Below this share of the limit, a piece is not cut at a clause end (a word boundary that fills it is better). */
 const MIN_CLAUSE_FILL = 0.3;
+
+/** A stretch longer than this with no sentence end is cut (at clause ends, then between words). */
+export const RUN_ON = 200;
 
 /**
  * Cuts a run of tokens into pieces of at most max characters: each piece is filled as far as max allows, then
- * cut back to the last sentence end inside it, else the last clause end (if the piece keeps a fair share of
- * max), else between the last two words that fit.
+ * cut back to the last clause end inside it (if the piece keeps a fair share of max), else between the last two
+ * words that fit.
  */
-function pack(tokens: Token[], max: number, lang: string): Token[][] {
+function pack(tokens: Token[], max: number): Token[][] {
   const out: Token[][] = [];
   let i = 0;
   while (i < tokens.length) {
@@ -47,18 +53,44 @@ function pack(tokens: Token[], max: number, lang: string): Token[][] {
       break;
     }
     let best = j;
-    let bestScore = 0;
-    for (let k = j; k >= i && bestScore < 2; k--) {
-      const t = tokens[k]!;
-      const score = isSentenceEnd(t, lang) ? 2 : CLAUSE_END.test(t.text.trim()) && len(tokens.slice(i, k + 1)) >= max * MIN_CLAUSE_FILL ? 1 : 0;
-      if (score > bestScore) {
+    for (let k = j; k >= i; k--) {
+      if (CLAUSE_END.test(tokens[k]!.text.trim()) && len(tokens.slice(i, k + 1)) >= max * MIN_CLAUSE_FILL) {
         best = k;
-        bestScore = score;
+        break;
       }
     }
     out.push(tokens.slice(i, best + 1));
     i = best + 1;
   }
+  return out;
+}
+
+/** The block's sentences, each ending at a sentence end (the last may not); run-ons cut to RUN_ON characters. */
+function sentences(tokens: Token[], lang: string): Token[][] {
+  const out: Token[][] = [];
+  let start = 0;
+  tokens.forEach((t, i) => {
+    if (isSentenceEnd(t, lang) || i === tokens.length - 1) {
+      const sentence = tokens.slice(start, i + 1);
+      out.push(...(len(sentence) > RUN_ON ? pack(sentence, RUN_ON) : [sentence]));
+      start = i + 1;
+    }
+  });
+  return out;
+}
+
+/** Whole sentences packed into paragraphs of at most max characters; a longer sentence stands alone. */
+function packSentences(tokens: Token[], max: number, lang: string): Token[][] {
+  const out: Token[][] = [];
+  let current: Token[] = [];
+  for (const sentence of sentences(tokens, lang)) {
+    if (current.length > 0 && len([...current, ...sentence]) > max) {
+      out.push(current);
+      current = [];
+    }
+    current.push(...sentence);
+  }
+  if (current.length > 0) out.push(current);
   return out;
 }
 
@@ -75,7 +107,7 @@ export function splitParagraphs(runs: readonly Run[], max: number): Run[] {
       else block.push(t);
     }
     for (const block of blocks) {
-      const pieces = pack(block, max, run.lang);
+      const pieces = packSentences(block, max, run.lang);
       for (const p of pieces) {
         const first = p[0]!;
         out.push({ spk: run.spk, lang: run.lang, tokens: [{ ...first, text: first.text.replace(/^\s+/, "") }, ...p.slice(1)] });

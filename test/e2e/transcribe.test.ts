@@ -21,6 +21,7 @@ interface Utterance {
   duration: number;
   msg: string;
   spk: number;
+  spk_type: string;
   lang: string;
   words?: { start_at: number; duration: number; text: string }[];
 }
@@ -45,6 +46,7 @@ function checkUtterances(utterances: Utterance[], lang: string, words: boolean):
     previous = u.start_at;
     assert.equal(u.lang, lang);
     assert.equal(u.spk, 0);
+    assert.equal(u.spk_type, "NORMAL", "the real service's field, read by the official Go SDK");
     assert.ok(u.msg.trim().length > 0);
     if (!words) {
       assert.equal(u.words, undefined);
@@ -103,6 +105,20 @@ describe("end to end: real speech through the API", () => {
     const body = await transcribe(file, { model_name: "whisper", language: "detect", language_candidates: ["ko", "ja", "en"], use_word_timestamp: true });
     checkUtterances(body.results.utterances, "en", true);
     checkCer(t, body, file, CER_MAX.en);
+  });
+
+  it("English through the RTZR-style config (whisper, en), read with the types the public clients decode", async (t) => {
+    const file = "en/picovoice_leopard_test_en_librispeech.wav";
+    const body = await transcribe(file, { model_name: "whisper", language: "en", use_itn: true, use_word_timestamp: true });
+    checkUtterances(body.results.utterances, "en", true);
+    checkCer(t, body, file, CER_MAX.en);
+    // What the Go SDK (RecognizeResponse: ints, strings), the Python samples and the CLIs read.
+    assert.equal(typeof body.id, "string");
+    assert.equal(body.status, "completed");
+    for (const u of body.results.utterances) {
+      for (const k of ["start_at", "duration", "spk"]) assert.ok(Number.isInteger(u[k]), `${k} must be an integer`);
+      for (const k of ["msg", "spk_type", "lang"]) assert.equal(typeof u[k], "string", k);
+    }
   });
 
   it("detect restricted to candidates picks Japanese for Japanese speech", async () => {

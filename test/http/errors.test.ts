@@ -120,7 +120,7 @@ describe("spec error tables over HTTP", () => {
     });
 
     it("unknown config fields are ignored", async () => {
-      const r = await submit(url, token, JFK, { something_new: 1, diarization: { other: true } });
+      const r = await submit(url, token, JFK, { something_new: 1, use_diarization: true, diarization: { other: true } });
       assert.equal(r.status, 200);
     });
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyTextOptions, toTokens, type TextOptions } from "../../src/text/index.js";
 import type { Utterance } from "../../src/domain/utterance.js";
+import { RUN_ON } from "../../src/text/paragraphs.js";
 
 const DEFAULTS: TextOptions = {
   use_itn: true,
@@ -30,13 +31,25 @@ describe("paragraph splitter", () => {
     assert.deepEqual(out.map((u) => [u.start_at, u.duration]), [[0, 3900], [5000, 3900]]);
   });
 
-  it("never puts more than max characters in a paragraph, and never cuts a word", () => {
-    const long = "식사를 할 때는 어른보다 먼저 먹으면 안 돼요 그리고 식사 후에도 어른보다 먼저 일어나지 않는 게 좋아요 그래서 항상 조심해야 합니다";
-    for (const max of [10, 20, 30, 50]) {
-      const out = applyTextOptions([utt(long, 0)], { ...DEFAULTS, paragraph_splitter: { max } });
-      for (const u of out) assert.ok([...u.msg].length <= max || !u.msg.includes(" "), `${max}: ${u.msg}`);
-      assert.equal(out.map((u) => u.msg).join(" "), long);
+  it("never cuts a sentence: a smaller max stops at whole sentences, and a longer sentence stands alone", () => {
+    const text = "식사를 할 때는 어른보다 먼저 먹으면 안 돼요. 그리고 식사 후에도 어른보다 먼저 일어나지 않는 게 좋아요. 그래서 항상 조심해야 합니다.";
+    const sentences = ["식사를 할 때는 어른보다 먼저 먹으면 안 돼요.", "그리고 식사 후에도 어른보다 먼저 일어나지 않는 게 좋아요.", "그래서 항상 조심해야 합니다."];
+    for (const max of [1, 10, 20, 30]) {
+      assert.deepEqual(applyTextOptions([utt(text, 0)], { ...DEFAULTS, paragraph_splitter: { max } }).map((u) => u.msg), sentences, `max ${max}`);
     }
+    // As the real service's client log shows, max 20 cuts nothing that max 30 leaves whole.
+    assert.deepEqual(applyTextOptions([utt(text, 0)], { ...DEFAULTS, paragraph_splitter: { max: 65 } }).map((u) => u.msg), [
+      `${sentences[0]} ${sentences[1]}`,
+      sentences[2],
+    ]);
+  });
+
+  it("cuts a run-on stretch with no sentence end at RUN_ON characters, between words", () => {
+    const words = Array.from({ length: 120 }, (_, i) => `단어${i}`);
+    const out = applyTextOptions([utt(words.join(" "), 0)], DEFAULTS);
+    assert.ok(out.length > 1);
+    for (const u of out) assert.ok([...u.msg].length <= RUN_ON, u.msg);
+    assert.equal(out.map((u) => u.msg).join(" "), words.join(" "));
   });
 
   it("cuts an unpunctuated Korean run at sentence-final endings", () => {
@@ -59,10 +72,14 @@ describe("paragraph splitter", () => {
     assert.equal(out.length, 2);
   });
 
-  it("off: the recognizer's segments and times stay", () => {
-    const input = [utt("네, 좋아요.", 0), utt("몇 시에 어디로 가면 돼요?", 1500)];
+  it("off: a speaker's turn is one utterance (the whole file without diarization), as the real service does", () => {
+    const input = [utt("네, 좋아요.", 0), utt("몇 시에 어디로 가면 돼요?", 1500), utt("그래요.", 20_000, 1), utt("네.", 30_000)];
     const out = applyTextOptions(input, { ...DEFAULTS, use_paragraph_splitter: false });
-    assert.deepEqual(out.map((u) => [u.start_at, u.duration, u.msg]), input.map((u) => [u.start_at, u.duration, u.msg]));
+    assert.deepEqual(out.map((u) => [u.spk, u.start_at, u.duration, u.msg]), [
+      [0, 0, 4000, "네, 좋아요. 몇 시에 어디로 가면 돼요?"],
+      [1, 20_000, 500, "그래요."],
+      [0, 30_000, 500, "네."],
+    ]);
   });
 
   it("words only when asked for, inside their paragraph, edited along with the text", () => {

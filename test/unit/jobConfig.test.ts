@@ -46,7 +46,7 @@ describe("parseJobConfig", () => {
   });
 
   it("fills nested defaults inside a partly given object", () => {
-    const c = parse({ diarization: {}, paragraph_splitter: {} });
+    const c = parse({ use_diarization: true, diarization: {}, paragraph_splitter: {} });
     assert.deepEqual(c.diarization, { spk_count: 0 });
     assert.deepEqual(c.paragraph_splitter, { max: 50 });
   });
@@ -88,8 +88,35 @@ describe("parseJobConfig", () => {
     }
   });
 
+  it("with whisper, accepts every language Whisper knows; language_candidates default to ko, ja, zh, en for detect/multi", () => {
+    assert.equal(parse({ model_name: "whisper", language: "en", use_itn: true }).language, "en");
+    assert.equal(parse({ model_name: "whisper", language: "de" }).language, "de");
+    assert.equal(parse({ model_name: "whisper", language: "ko" }).language_candidates, undefined);
+    for (const language of ["detect", "multi"]) {
+      assert.deepEqual(parse({ model_name: "whisper", language }).language_candidates, ["ko", "ja", "zh", "en"]);
+      assert.deepEqual(parse({ model_name: "whisper", language, language_candidates: ["ko", "en"] }).language_candidates, ["ko", "en"]);
+    }
+    // Accepted and ignored with a fixed language, as the real service does (probe P1).
+    assert.equal(parse({ model_name: "whisper", language: "ko", language_candidates: ["ko", "en"] }).language, "ko");
+  });
+
+  it("the real service's rules (rtzr-cli probes T1, T2, T5-T7, T9, P5): 400 H0001 with its messages", () => {
+    rejects({ model_name: "sommers", diarization: { spk_count: 2 } }, /diarization cannot be used without use_diarization/);
+    rejects({ model_name: "sommers", use_diarization: false, diarization: { spk_count: 2 } }, /diarization cannot be used without use_diarization/);
+    rejects({ model_name: "sommers", language: "detect" }, /unsupported language/);
+    rejects({ model_name: "sommers", language: "ko", language_candidates: ["ko", "en"] }, /unsupported language/);
+    rejects({ model_name: "sommers", language_candidates: ["ko", "en"] }, /unsupported language/);
+    rejects({ model_name: "sommers", language: "en" }, /unsupported language/);
+    rejects({ model_name: "whisper" }, /unsupported language/);
+    // Accepted (T3, T4, T8, T10).
+    parse({ model_name: "sommers", paragraph_splitter: { max: 80 } });
+    parse({ model_name: "sommers", use_paragraph_splitter: false, paragraph_splitter: { max: 80 } });
+    parse({ model_name: "sommers", language: "ja", keywords: ["에스티티"] });
+    parse({ model_name: "sommers", totally_made_up_field: true });
+  });
+
   it("accepts spk_count 0 and the keyword bounds exactly", () => {
-    assert.equal(parse({ diarization: { spk_count: 0 } }).diarization.spk_count, 0);
+    assert.equal(parse({ use_diarization: true, diarization: { spk_count: 0 } }).diarization.spk_count, 0);
     const keywords = Array.from({ length: MAX_KEYWORDS }, (_, i) => `k${i}`);
     assert.equal(parse({ keywords }).keywords?.length, MAX_KEYWORDS);
     assert.equal(MAX_KEYWORDS, 500);
@@ -97,7 +124,7 @@ describe("parseJobConfig", () => {
   });
 
   it("ignores unknown fields, top-level and nested, and drops them", () => {
-    const c = parse({ something_new: 1, diarization: { spk_count: 2, other: true }, insight: { x: 1 } }) as unknown as Record<string, unknown>;
+    const c = parse({ something_new: 1, use_diarization: true, diarization: { spk_count: 2, other: true }, insight: { x: 1 } }) as unknown as Record<string, unknown>;
     assert.equal("something_new" in c, false);
     assert.deepEqual(c.diarization, { spk_count: 2 });
     assert.deepEqual(c.insight, {});
@@ -129,9 +156,9 @@ describe("parseJobConfig", () => {
       ["language_candidates empty", { model_name: "whisper", language: "multi", language_candidates: [] }, "language_candidates"],
       ["use_diarization as string", { use_diarization: "true" }, "use_diarization"],
       ["spk_count < 0", { use_diarization: true, diarization: { spk_count: -1 } }, "diarization.spk_count"],
-      ["spk_count fractional", { diarization: { spk_count: 1.5 } }, "diarization.spk_count"],
-      ["spk_count as string", { diarization: { spk_count: "2" } }, "diarization.spk_count"],
-      ["diarization not an object", { diarization: 2 }, "diarization"],
+      ["spk_count fractional", { use_diarization: true, diarization: { spk_count: 1.5 } }, "diarization.spk_count"],
+      ["spk_count as string", { use_diarization: true, diarization: { spk_count: "2" } }, "diarization.spk_count"],
+      ["diarization not an object", { use_diarization: true, diarization: 2 }, "diarization"],
       ["use_itn as string", { use_itn: "yes" }, "use_itn"],
       ["use_disfluency_filter as number", { use_disfluency_filter: 1 }, "use_disfluency_filter"],
       ["use_profanity_filter null", { use_profanity_filter: null }, "use_profanity_filter"],

@@ -35,6 +35,8 @@ export interface Utterance {
   duration: number;
   msg: string;
   spk: number;
+  /** Always "NORMAL" in a read response, as the real service sends it; absent in stored results. */
+  spk_type?: string;
   lang: string;
   words?: Word[];
 }
