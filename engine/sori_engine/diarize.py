@@ -30,6 +30,7 @@ import numpy as np
 
 from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
+from .torch_zip import CheckpointError
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
 
 FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
@@ -37,6 +38,7 @@ FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
 
 @dataclass(frozen=True)
 class DiarizeConfig:
+    backend: str = "campplus"  # speaker embeddings: "campplus" (CAM++) or "resemblyzer" (GE2E d-vectors)
     window_s: float = 1.5
     step_s: float = 0.25
     min_window_s: float = 0.4
@@ -54,7 +56,11 @@ class DiarizeConfig:
     batch: int = 64
 
 
-DEFAULT_CONFIG = DiarizeConfig()
+# Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
+RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
+CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus")
+DEFAULT_CONFIG = CAMPPLUS_CONFIG
+BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,34 @@ def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeC
             chunk = idx[b : b + cfg.batch]
             batch = np.stack([mel[windows[i][0] : windows[i][0] + length] for i in chunk])
             out[chunk] = encoder.embed(batch)
+    return out
+
+
+def embed_windows_campplus(samples: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeConfig) -> np.ndarray:
+    """One unit-norm CAM++ embedding per window: Kaldi fbank of the whole file (frame i starts at sample 160 i, as a
+    10 ms VAD frame does), each window mean-normalised over its frames as 3D-Speaker does."""
+    from .campplus import get_model
+    from .diarization_weights import CAMPPLUS, WeightsMissing, locate
+    from .fbank import fbank
+
+    try:
+        model = get_model(locate(CAMPPLUS))
+    except (WeightsMissing, CheckpointError) as e:
+        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    feats = fbank(samples)
+    out = np.zeros((len(windows), 192), dtype=np.float32)
+    by_len: dict[int, list[int]] = {}
+    for i, (s, e) in enumerate(windows):
+        by_len.setdefault(min(e, feats.shape[0]) - s, []).append(i)
+    for length, idx in by_len.items():
+        if length < 2:
+            continue  # shorter than the fbank's 25 ms frame at the file's end: left zero, clustered anyway
+        for b in range(0, len(idx), cfg.batch):
+            chunk = idx[b : b + cfg.batch]
+            batch = np.stack([feats[windows[i][0] : windows[i][0] + length] for i in chunk])
+            batch -= batch.mean(axis=1, keepdims=True)
+            out[chunk] = model.embed(batch)
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-8)
     return out
 
 
@@ -372,7 +406,7 @@ class Embedded:
     n_frames: int
     regions: list[tuple[int, int]]
     windows: list[tuple[int, int]]
-    emb: np.ndarray  # (len(windows), 256), unit-norm, non-negative
+    emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
 
 
 def embed_samples(
@@ -384,6 +418,14 @@ def embed_samples(
         progress(0.2)
     if not regions:
         return Embedded(duration, 0, [], [], np.zeros((0, 256), dtype=np.float32))
+    if cfg.backend == "campplus":
+        n_frames = samples.shape[0] // HOP
+        regions = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
+        windows = make_windows(regions, cfg)
+        emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
+        if progress:
+            progress(0.8)
+        return Embedded(duration, n_frames, regions, windows, emb)
     # Resemblyzer's own preprocessing raises quiet recordings to -30 dBFS (never lowers); measure on speech only.
     speech = np.concatenate([samples[s * HOP : e * HOP] for s, e in regions])
     rms = float(np.sqrt(np.mean(np.square(speech, dtype=np.float64)))) if speech.size else 0.0
