@@ -243,7 +243,8 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 # ---------------------------------------------------------------------------------------------------------------
 # Embedding cache
 
-_EMBED_FIELDS = ("backend", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+_EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_s", "min_local_turn_s",
+                 "overlap_threshold", "silero_union", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
 
 
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
@@ -260,7 +261,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"]), False
+        overlap = z["overlap"] if "overlap" in z.files else None
+        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], overlap), False
     em = embed_samples(samples, cfg)
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,6 +273,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
+            **({"overlap": em.overlap} if em.overlap is not None else {}),
         )
     return em, True
 

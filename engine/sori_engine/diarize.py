@@ -30,6 +30,7 @@ import numpy as np
 
 from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
+from .segmentation import Activity
 from .torch_zip import CheckpointError
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
 
@@ -54,11 +55,20 @@ class DiarizeConfig:
     vad_min_silence_ms: int = 300
     vad_pad_ms: int = 60
     batch: int = 64
+    # CAM++ backend only (segmentation-3.0 replaces the VAD and finds speaker changes and overlap):
+    seg_step_s: float = 5.0  # 10 s segmentation chunks every seg_step_s
+    seg_onset: float = 0.5  # speech where the probability of any speaker exceeds this
+    min_gap_s: float = 0.1  # shorter silences inside speech are filled
+    min_speech_s: float = 0.1  # shorter speech runs are dropped
+    min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
+    overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
+    overlap_context_s: float = 2.0  # the second speaker of an overlap is the other speaker heard this close
+    silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
 
 
 # Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
-CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus")
+CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5)
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
 
@@ -407,25 +417,20 @@ class Embedded:
     regions: list[tuple[int, int]]
     windows: list[tuple[int, int]]
     emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
+    overlap: np.ndarray | None = None  # bool per frame: two speakers at once (CAM++ backend, from segmentation)
 
 
 def embed_samples(
     samples: np.ndarray, cfg: DiarizeConfig = DEFAULT_CONFIG, progress: Callable[[float], None] | None = None
 ) -> Embedded:
+    if cfg.backend == "campplus":
+        return embed_samples_campplus(samples, cfg, progress)
     duration = samples.shape[0] / SAMPLE_RATE
     regions = speech_regions(samples, cfg)
     if progress:
         progress(0.2)
     if not regions:
         return Embedded(duration, 0, [], [], np.zeros((0, 256), dtype=np.float32))
-    if cfg.backend == "campplus":
-        n_frames = samples.shape[0] // HOP
-        regions = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
-        windows = make_windows(regions, cfg)
-        emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
-        if progress:
-            progress(0.8)
-        return Embedded(duration, n_frames, regions, windows, emb)
     # Resemblyzer's own preprocessing raises quiet recordings to -30 dBFS (never lowers); measure on speech only.
     speech = np.concatenate([samples[s * HOP : e * HOP] for s, e in regions])
     rms = float(np.sqrt(np.mean(np.square(speech, dtype=np.float64)))) if speech.size else 0.0
@@ -441,6 +446,101 @@ def embed_samples(
     return Embedded(duration, n_frames, regions, windows, emb)
 
 
+def _bool_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def speech_segments(
+    act: Activity, cfg: DiarizeConfig, extra: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """Speech regions from segmentation-3.0 (gaps < min_gap_s filled, runs < min_speech_s dropped), each split where
+    the segmentation's dominant local speaker changes inside one chunk and the new one lasts min_local_turn_s.
+    `extra`: more speech regions (Silero VAD) joined to the segmentation's."""
+    speech = act.speech > cfg.seg_onset
+    for a, b in extra or []:
+        speech[a:b] = True
+    for a, b in _bool_runs(~speech):
+        if a > 0 and b < speech.size and b - a < round(cfg.min_gap_s / FRAME_S):
+            speech[a:b] = True
+    min_turn = round(cfg.min_local_turn_s / FRAME_S)
+    out: list[tuple[int, int]] = []
+    for a, b in _bool_runs(speech):
+        if b - a < round(cfg.min_speech_s / FRAME_S):
+            continue
+        code = act.local[a:b].copy()
+        # short local runs (and silence frames inside the filled gaps) take the code before them
+        cuts = [a]
+        prev = -1
+        run_start = 0
+        for i in range(1, code.size + 1):
+            if i == code.size or code[i] != code[run_start]:
+                c = int(code[run_start])
+                if c >= 0 and i - run_start >= min_turn:
+                    if prev >= 0 and c != prev and c // 3 == prev // 3:
+                        cuts.append(a + run_start)
+                    prev = c
+                run_start = i
+        cuts.append(b)
+        out.extend((s, e) for s, e in zip(cuts[:-1], cuts[1:]) if e > s)
+    return out
+
+
+def embed_samples_campplus(
+    samples: np.ndarray, cfg: DiarizeConfig, progress: Callable[[float], None] | None = None
+) -> Embedded:
+    """Segmentation-3.0 → speaker-homogeneous speech segments and overlap frames; CAM++ windows inside them."""
+    from .diarization_weights import SEGMENTATION, WeightsMissing, locate
+    from .segmentation import activity, get_model
+
+    duration = samples.shape[0] / SAMPLE_RATE
+    n_frames = samples.shape[0] // HOP
+    try:
+        seg = get_model(locate(SEGMENTATION))
+    except (WeightsMissing, CheckpointError) as e:
+        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    act = activity(seg, samples, cfg.seg_step_s)
+    if progress:
+        progress(0.3)
+    segments = speech_segments(act, cfg, speech_regions(samples, cfg) if cfg.silero_union else None)
+    windows = make_windows(segments, cfg)
+    emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
+    if progress:
+        progress(0.8)
+    overlap = (act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset)
+    return Embedded(duration, n_frames, segments, windows, emb, overlap[:n_frames])
+
+
+def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int, int]]:
+    """A second speaker for each run of overlapped speech: the speaker other than the run's own who is heard most
+    within overlap_context_s around it (the one being interrupted, or interrupting). (start, end, label) frames."""
+    out: list[tuple[int, int, int]] = []
+    ctx = round(cfg.overlap_context_s / FRAME_S)
+    for a, b in _bool_runs(overlap & (labels >= 0)):
+        own = labels[a:b]
+        main = int(np.bincount(own[own >= 0]).argmax())
+        near = labels[max(0, a - ctx) : b + ctx]
+        near = near[(near >= 0) & (near != main)]
+        if near.size:
+            out.append((a, b, int(np.bincount(near).argmax())))
+    return out
+
+
+def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) -> list[Turn]:
+    """Turns of the frame labels plus the overlap turns, sorted, speakers renumbered by first appearance."""
+    raw = [(t.start, t.end, t.speaker) for t in turns_from_labels(labels)]
+    # turns_from_labels renumbered its labels by first appearance: map the overlap labels the same way
+    order: dict[int, int] = {}
+    for s, e, lab in _runs(labels):
+        order.setdefault(lab, len(order))
+    for s, e, lab in extra:
+        order.setdefault(lab, len(order))
+        raw.append((s * FRAME_S, e * FRAME_S, order[lab]))
+    raw.sort(key=lambda t: (t[0], t[1]))
+    renum: dict[int, int] = {}
+    return [Turn(s, e, renum.setdefault(spk, len(renum))) for s, e, spk in raw]
+
+
 def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFAULT_CONFIG) -> DiarizeResult:
     if not em.regions:
         return DiarizeResult(duration_s=em.duration_s, num_speakers=0, turns=[])
@@ -454,7 +554,10 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     k = int(win_labels.max()) + 1
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
-    turns = turns_from_labels(labels)
+    if em.overlap is not None and k > 1:
+        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap, cfg))
+    else:
+        turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
 
 

@@ -16,6 +16,7 @@ version with the LSTM as a Python loop took 4x the CPU time. `engine/tests/test_
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -133,3 +134,67 @@ def get_model(path: str | Path) -> Segmentation:
         if key not in _models:
             _models[key] = Segmentation(path)
         return _models[key]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole files: sliding 10 s chunks, read out on the 10 ms frame grid the rest of diarization uses
+
+GRID_S = 0.01
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Per 10 ms frame of a file: probability of speech and of overlapped speech (two speakers at once), averaged
+    over the chunks covering the frame (Hamming-weighted towards each chunk's centre, as pyannote aggregates), and
+    the most active local speaker of the chunk whose centre is nearest, numbered chunk · 3 + local index (-1 in
+    silence). Local speakers are only comparable inside one chunk: a change of this number inside a chunk is a
+    speaker change, across chunks it means nothing."""
+
+    speech: np.ndarray
+    overlap: np.ndarray
+    local: np.ndarray
+
+
+def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
+    n = int(len(samples) // (SAMPLE_RATE * GRID_S))
+    step = max(1, round(step_s * SAMPLE_RATE))
+    starts = list(range(0, max(1, len(samples) - CHUNK_SAMPLES + step), step))
+    if len(samples) > CHUNK_SAMPLES and starts[-1] + CHUNK_SAMPLES < len(samples):
+        starts.append(len(samples) - CHUNK_SAMPLES)  # the tail gets a chunk of its own
+    members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)  # (3, 7)
+    overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
+    speech_sum = np.zeros(n, np.float32)
+    overlap_sum = np.zeros(n, np.float32)
+    weight = np.zeros(n, np.float32)
+    best_dist = np.full(n, np.inf, np.float32)
+    local = np.full(n, -1, np.int64)
+    hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
+    grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
+    for b in range(0, len(starts), batch):
+        group = starts[b : b + batch]
+        chunks = np.zeros((len(group), CHUNK_SAMPLES), np.float32)
+        for i, s in enumerate(group):
+            piece = samples[s : s + CHUNK_SAMPLES]
+            chunks[i, : len(piece)] = piece
+        probs = np.exp(model(chunks))  # (B, 589, 7)
+        for i, s in enumerate(group):
+            g0 = round(s / SAMPLE_RATE / GRID_S)
+            grid = np.arange(g0, min(n, g0 + grid_per_chunk))
+            if grid.size == 0:
+                continue
+            t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
+            f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
+            p = probs[i, f]  # (len(grid), 7)
+            w = hamming[f]
+            speech_sum[grid] += w * (1.0 - p[:, 0])
+            overlap_sum[grid] += w * (p @ overlap_cls)
+            weight[grid] += w
+            dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
+            nearer = dist < best_dist[grid]
+            spk = np.argmax(p @ members.T, axis=1)
+            silent = np.argmax(p, axis=1) == 0
+            code = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + spk)
+            local[grid[nearer]] = code[nearer]
+            best_dist[grid[nearer]] = dist[nearer]
+    weight = np.maximum(weight, 1e-6)
+    return Activity(speech_sum / weight, overlap_sum / weight, local)
