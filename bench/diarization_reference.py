@@ -31,6 +31,7 @@ WINDOW_S = 1.5
 # Embedding windows (file, start in s) and segmentation chunks (file, start in s): Korean and English speech.
 WINDOWS = [(KO, 3.0), (KO, 21.5), (KO, 40.25), (EN, 4.0), (EN, 17.5)]
 CHUNKS = [(KO, 10.0), (EN, 15.0)]
+FBANK_WINDOWS = [0, 3]  # the windows whose features are stored too (one per language; keeps the fixture small)
 
 
 def read_wav(path: Path) -> np.ndarray:
@@ -110,14 +111,15 @@ def main() -> None:
         args.out,
         window_files=np.array([f for f, _ in WINDOWS]),
         window_starts=np.array([t for _, t in WINDOWS], dtype=np.float64),
-        fbank=np.stack(feats).astype(np.float32),
+        fbank_windows=np.array(FBANK_WINDOWS),
+        fbank=np.stack([feats[i] for i in FBANK_WINDOWS]).astype(np.float32),
         embeddings=np.stack(embs).astype(np.float32),
         chunk_files=np.array([f for f, _ in CHUNKS]),
         chunk_starts=np.array([t for _, t in CHUNKS], dtype=np.float64),
         seg_logp=logp.astype(np.float32),
         torch_version=np.array(torch.__version__),
     )
-    print(f"wrote {args.out}: fbank {np.stack(feats).shape}, embeddings {len(embs)}x192, segmentation {logp.shape}")
+    print(f"wrote {args.out}: fbank {len(FBANK_WINDOWS)} windows, embeddings {len(embs)}x192, segmentation {logp.shape}")
 
 
 if __name__ == "__main__":
