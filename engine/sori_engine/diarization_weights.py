@@ -75,3 +75,13 @@ def locate(w: WeightsFile) -> Path:
             raise WeightsMissing(f"{path}: SHA-256 {h.hexdigest()}, expected {w.sha256}")
         _checked.add(path)
     return path
+
+
+if __name__ == "__main__":  # `python -m sori_engine.diarization_weights`: the Makefile's install check
+    import sys
+
+    try:
+        for weights in (CAMPPLUS, SEGMENTATION):
+            print(f"{locate(weights)}: {weights.size} bytes, SHA-256 {weights.sha256[:16]}… ok")
+    except WeightsMissing as e:
+        sys.exit(f"error: {e}")
