@@ -68,7 +68,7 @@ class DiarizeConfig:
 
 # Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
-CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5)
+CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5, one_speaker_sim=0.55, merge_sim=0.55, batch=16)
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
 
