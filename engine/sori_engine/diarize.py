@@ -62,7 +62,7 @@ class DiarizeConfig:
     min_speech_s: float = 0.1  # shorter speech runs are dropped
     min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
     overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
-    overlap_context_s: float = 2.0  # the second speaker of an overlap is the other speaker heard this close
+    overlap_context_s: float = 5.0  # the second speaker of an overlap is the nearest other speaker this close
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
 
 
@@ -512,17 +512,23 @@ def embed_samples_campplus(
 
 
 def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int, int]]:
-    """A second speaker for each run of overlapped speech: the speaker other than the run's own who is heard most
-    within overlap_context_s around it (the one being interrupted, or interrupting). (start, end, label) frames."""
+    """A second speaker for each run of overlapped speech: the nearest speaker, before or after the run and within
+    overlap_context_s, other than the one the run's frames are labelled with (the one being interrupted, or
+    interrupting). (start, end, label) in frames."""
     out: list[tuple[int, int, int]] = []
     ctx = round(cfg.overlap_context_s / FRAME_S)
     for a, b in _bool_runs(overlap & (labels >= 0)):
         own = labels[a:b]
         main = int(np.bincount(own[own >= 0]).argmax())
-        near = labels[max(0, a - ctx) : b + ctx]
-        near = near[(near >= 0) & (near != main)]
-        if near.size:
-            out.append((a, b, int(np.bincount(near).argmax())))
+        before = labels[max(0, a - ctx) : a][::-1]
+        after = labels[b : b + ctx]
+        found: list[tuple[int, int]] = []  # (distance in frames, label)
+        for side in (before, after):
+            hit = np.flatnonzero((side >= 0) & (side != main))
+            if hit.size:
+                found.append((int(hit[0]), int(side[hit[0]])))
+        if found:
+            out.append((a, b, min(found)[1]))
     return out
 
 
