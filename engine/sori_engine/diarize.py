@@ -1,7 +1,18 @@
 """Speaker diarization: who spoke when, on CPU, with no token and no hub.
 
-Pipeline (docs/diarization.md has the measurements behind each number):
+Two backends (docs/diarization.md has the measurements behind each number); `campplus` is the default,
+`resemblyzer` (issue 5's) stays selectable with SORI_DIARIZATION_BACKEND.
 
+campplus (`embed_samples_campplus`):
+1. pyannote segmentation-3.0 (segmentation.py) on 10 s chunks every `seg_step_s`: per 10 ms frame the probability
+   of speech and of two speakers at once, and the chunk's dominant local speaker. Speech = its speech frames joined
+   with Silero VAD's; speech regions are split where the local speaker changes inside a chunk.
+2. CAM++ (campplus.py) embeds `window_s` windows every `step_s` inside each of those segments (fbank.py features).
+3-4. Clustering and frame labels as below, with thresholds of its own (`CAMPPLUS_CONFIG`).
+5. Each run of overlap frames also gets a turn of the nearest other speaker (`overlap_turns`): two speakers' turns
+   may overlap in time.
+
+resemblyzer:
 1. Silero VAD (the copy faster-whisper ships) finds speech regions, with short silences kept as boundaries.
 2. A mel spectrogram of the whole file; windows of `window_s` every `step_s` inside each speech region (a region
    shorter than a window is one window of its own length, if at least `min_window_s`).
@@ -23,6 +34,7 @@ assigning words to turns and splitting utterances is the TypeScript side's job (
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -71,6 +83,15 @@ RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
 CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5, one_speaker_sim=0.55, merge_sim=0.55, batch=16)
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
+# The engine's backend; resemblyzer stays selectable for comparison (docs/diarization.md).
+BACKEND_ENV = "SORI_DIARIZATION_BACKEND"
+
+
+def config_from_env() -> DiarizeConfig:
+    name = os.environ.get(BACKEND_ENV) or "campplus"
+    if name not in BACKENDS:
+        raise EngineError(MODEL_LOAD_FAILED, f"{BACKEND_ENV} must be one of {', '.join(BACKENDS)}")
+    return BACKENDS[name]
 
 
 @dataclass(frozen=True)
@@ -581,7 +602,8 @@ def diarize(
     spk_count: int = 0,
     max_duration_s: float | None = None,
     progress: Callable[[float], None] | None = None,
-    cfg: DiarizeConfig = DEFAULT_CONFIG,
+    cfg: DiarizeConfig | None = None,
 ) -> DiarizeResult:
+    cfg = cfg or config_from_env()
     samples = audio_mod.decode(audio_path, max_duration_s)
     return diarize_samples(samples, spk_count, cfg, progress)
