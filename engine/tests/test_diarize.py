@@ -223,7 +223,7 @@ def _speaker_at(res: DiarizeResult, start: float, end: float) -> int:
 
 def test_overlapping_speech(testdata: Path) -> None:
     # A alone, then A and B talking at once, then B alone. Segmentation-3.0 marks part of the mixed part as overlap
-    # (10.5-11.9 s of 10.0-15.1 s in the run checked: two women of one room at equal level), which gets turns of
+    # (about 10.5-12 s of 10.0-15.1 s in the run checked: two women of one room at equal level), which gets turns of
     # both speakers; the mixed part is kept as speech; the two solo parts get two different speakers.
     a = np.concatenate([_load(testdata, n) for n in KO_A[:2]])
     b = np.concatenate([_load(testdata, n) for n in KO_B[:2]])
