@@ -326,3 +326,16 @@ def test_diarize_op_errors(engine: Engine, params: dict, code: str) -> None:
 def test_diarize_op_too_long(engine: Engine, testdata: Path) -> None:
     params = {"audio_path": str(testdata / (DIALOGUE + ".wav")), "max_duration_s": 5}
     assert engine.call("diarize", params).error_code == "audio_too_long"
+
+
+def test_backend_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sori_engine.diarize import BACKEND_ENV, config_from_env
+    from sori_engine.protocol import EngineError
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    assert config_from_env().backend == "campplus"
+    monkeypatch.setenv(BACKEND_ENV, "resemblyzer")
+    assert config_from_env() == RESEMBLYZER_CONFIG
+    monkeypatch.setenv(BACKEND_ENV, "../etc/passwd")
+    with pytest.raises(EngineError):
+        config_from_env()
