@@ -42,7 +42,7 @@ import numpy as np
 
 from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
-from .segmentation import Activity
+from .segmentation import LOCAL_SPEAKERS, Activity
 from .torch_zip import CheckpointError
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
 
@@ -489,8 +489,9 @@ def speech_segments(
     for a, b in _bool_runs(speech):
         if b - a < round(cfg.min_speech_s / FRAME_S):
             continue
-        code = act.local[a:b].copy()
-        # short local runs (and silence frames inside the filled gaps) take the code before them
+        code = act.local[a:b]
+        # runs of one local speaker shorter than min_turn (and silence inside filled gaps) are ignored: a cut is
+        # made where a long enough run of another local speaker of the same chunk starts
         cuts = [a]
         prev = -1
         run_start = 0
@@ -498,7 +499,7 @@ def speech_segments(
             if i == code.size or code[i] != code[run_start]:
                 c = int(code[run_start])
                 if c >= 0 and i - run_start >= min_turn:
-                    if prev >= 0 and c != prev and c // 3 == prev // 3:
+                    if prev >= 0 and c != prev and c // LOCAL_SPEAKERS == prev // LOCAL_SPEAKERS:
                         cuts.append(a + run_start)
                     prev = c
                 run_start = i
