@@ -28,13 +28,15 @@ settings takes seconds; a cached file has no RTF. Printed:
     DER      diarization error rate = (missed + false alarm + confusion) / reference speech, frame-based at 10 ms,
              speakers mapped one-to-one by the assignment that maximises overlap (Hungarian). `c0.25`: the 0.25 s
              around every reference boundary is not scored (the usual collar); `c0`: everything scored. Overlapped
-             reference speech counts once per speaker (the hypothesis never has overlap, so it is a miss).
+             reference speech counts once per speaker, and so does the hypothesis's (the campplus backend's overlap
+             turns; resemblyzer never overlaps, so overlapped reference speech is partly a miss).
     est      the estimated number of speakers (spk_count 0); `count accuracy` = files where est == truth, also over
              the real one-speaker recordings (ko/deeply_*, en/*), where a split is the typical failure.
     RTF      diarization wall time / audio duration (VAD + embeddings + clustering with the count given; the audio is
              decoded beforehand),
-             the LSTM on one BLAS thread. Wall time depends on what else runs on the machine; the closing line also
-             gives CPU time / audio duration (all threads of the process), which does not.
+             the models on one thread. Wall time depends on what else runs on the machine; the closing line also
+             gives CPU time / audio duration (all threads of the process), which depends on it less (a crowded machine still
+             inflates it several-fold: docs/diarization.md, Speed); with several backends the last lines compare them.
 """
 
 from __future__ import annotations
