@@ -33,7 +33,7 @@ from faster_whisper.transcribe import restore_speech_timestamps
 from faster_whisper.vad import VadOptions, get_speech_timestamps
 
 from . import audio as audio_io
-from . import models
+from . import hallucination, models
 from .protocol import EngineError, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
@@ -96,12 +96,15 @@ def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) ->
     state = _Decoder(model, req, progress)
     use_vad = req.model.vad or req.language_mode == "multi"
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
     for window in windows(blocks, use_vad):
+        speech.add(window.offset, window.audio)
         state.feed(window)
     duration_s = state.total_samples / SR
     language, probs = state.finish()
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     segments = sorted((_clip_segment(s, duration_s) for s in state.segments), key=lambda s: s.start)
+    segments = hallucination.clean(segments, speech.build())
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=segments)
 
 
