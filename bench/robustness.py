@@ -23,8 +23,9 @@ Per condition and language:
     ins     the hallucination count: hypothesis words inserted before the first or after the last reference
             character (from a character alignment; a word is a whitespace-separated token of the hypothesis, so an
             unspaced Japanese phrase counts once); ins-ch the same in characters
-    loops   output segments with a repetition loop: a unit of 2+ characters repeated 3+ times in a row, or a
-            text compression ratio above 2.4 (faster-whisper's threshold)
+    loops   outputs (files) with a repetition loop: a unit of 2+ characters repeated 3+ times in a row in the
+            transcript (within a segment or across segments) that the reference does not have, or a segment whose
+            text compression ratio is above 2.4 (faster-whisper's threshold)
     cpu s   CPU seconds of this process for the condition (all threads)
 
 Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import json
 import re
 import sys
@@ -284,7 +286,16 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated testdata paths instead of --langs")
     ap.add_argument("--show", action="store_true", help="print each hypothesis that has an insertion or loop")
     ap.add_argument("--json", default=None, help="write per-file results here")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
     args = ap.parse_args()
+    for assignment in args.set:
+        name, value = assignment.split("=", 1)
+        module, attr = name.rsplit(".", 1)
+        target = importlib.import_module(f"sori_engine.{module}")
+        if not hasattr(target, attr):
+            raise SystemExit(f"sori_engine.{module} has no {attr}")
+        setattr(target, attr, type(getattr(target, attr))(value))
 
     rows = manifest(args.langs.split(","), args.max_files, args.max_s)
     if args.files:
@@ -292,7 +303,7 @@ def main() -> None:
         rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
     conditions = args.conditions.split(",")
     model = ModelConfig(path=args.model, device="cpu", compute_type="int8", beam_size=args.beam, vad=args.vad == "on")
-    print(f"engine {transcriber.__file__}; beam {args.beam}, vad {args.vad}, words {args.words}; "
+    print(f"engine {transcriber.__file__}; beam {args.beam}, vad {args.vad}, words {args.words}, set {args.set}; "
           f"{len(rows)} clips x {len(conditions)} conditions", flush=True)
     results = []
     table = []
@@ -309,7 +320,8 @@ def main() -> None:
                 out = transcriber.transcribe(req, lambda _f: None)
                 hyp = " ".join(s.text.strip() for s in out.segments)
                 edits, ins_w, ins_c = inserted(r["transcript"], hyp)
-                loops = sum(looping(s.text) for s in out.segments)
+                loops = int(any(looping(s.text) for s in out.segments)
+                            or (looping(hyp) and not looping(r["transcript"])))
                 acc = per_lang[r["lang"]]
                 acc["edits"] += edits
                 acc["chars"] += len(norm_chars(r["transcript"]))
