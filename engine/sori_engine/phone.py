@@ -19,6 +19,7 @@ BAND_EDGE_HZ = 4000.0  # the Nyquist frequency of 8 kHz audio
 # Share of the energy above BAND_EDGE_HZ under which audio is narrow-band. Measured (bench/robustness.py clips):
 # 8 kHz PCM / mu-law / AMR-NB copies 5e-7 to 4e-4, median 1e-5; the 16 kHz originals median 6e-3, the lowest 7e-5.
 NARROW_SHARE = 1e-4
+SAMPLE_S = 60.0  # the start of the file that is looked at
 VAD_THRESHOLD = 0.5  # faster-whisper's default, for wide-band audio
 PHONE_VAD_THRESHOLD = 0.3  # narrow-band audio (see the module's docstring)
 
