@@ -33,9 +33,9 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
   const fixed = config.language === "ko" || config.language === "ja";
   return {
     audio_path: audioPath,
-    // domain CALL decodes like GENERAL: the engine itself gives any narrow-band (telephone) audio its phone VAD
-    // threshold and drops invented text on non-speech, whatever the domain (docs/text.md, docs/engine.md).
-    model: models[config.model_name],
+    // domain CALL (telephone audio) decodes without the VAD (best CER on 8 kHz clips); the engine's hallucination
+    // stage drops what that lets the decoder invent on line noise. Measurements: docs/text.md, docs/models.md.
+    model: config.domain === "CALL" ? { ...models[config.model_name], vad: false } : models[config.model_name],
     language_mode: fixed ? "fixed" : config.language === "detect" ? "detect" : "multi",
     language: fixed ? config.language : null,
     // Without candidates, all languages that have an ISO 639-1 code: Whisper could otherwise answer `haw`.

@@ -28,9 +28,10 @@ describe("decoder hints from the text options", () => {
 });
 
 describe("domain", () => {
-  it("CALL keeps the registry's VAD and decoding settings (the engine adapts to narrow-band audio)", () => {
-    assert.deepEqual(params({ domain: "CALL" }).model, params({}).model);
-    assert.equal(params({ domain: "CALL" }).model.vad, true);
+  it("CALL decodes without the VAD; GENERAL keeps the registry's setting", () => {
+    assert.equal(params({ domain: "CALL" }).model.vad, false);
+    assert.equal(params({}).model.vad, true);
+    assert.equal(params({ domain: "CALL" }).model.beam_size, params({}).model.beam_size);
   });
 });
 
