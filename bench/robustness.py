@@ -85,28 +85,33 @@ def norm_chars(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if _keep(ch))
 
 
+def _distance(ref: str, hyp: str) -> np.ndarray:
+    d = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int32)
+    d[:, 0] = np.arange(len(ref) + 1)
+    d[0, :] = np.arange(len(hyp) + 1)
+    for i in range(1, len(ref) + 1):
+        for j in range(1, len(hyp) + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
+    return d
+
+
+def _trailing(ref: str, hyp: str, d: np.ndarray) -> int:
+    """Hyp characters after the last one aligned to a reference character, on an optimal alignment that puts
+    insertions as late as it can (so an invented tail is counted as inserted, not as substitutions)."""
+    i, j = len(ref), len(hyp)
+    while i > 0 and j > 0 and d[i, j] == d[i, j - 1] + 1:
+        j -= 1
+    return len(hyp) - j if i > 0 else len(hyp)
+
+
 def align(ref: str, hyp: str) -> tuple[int, int, int]:
     """Edit distance of ref and hyp (normalized characters) and the hyp span [first, last) aligned to reference
-    characters (matches or substitutions); hyp characters outside it are insertions before/after the reference."""
-    n, m = len(ref), len(hyp)
-    d = np.zeros((n + 1, m + 1), dtype=np.int32)
-    d[:, 0] = np.arange(n + 1)
-    d[0, :] = np.arange(m + 1)
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
-    i, j, aligned = n, m, []
-    while i > 0 and j > 0:
-        if d[i, j] == d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
-            aligned.append(j - 1)
-            i, j = i - 1, j - 1
-        elif d[i, j] == d[i, j - 1] + 1:
-            j -= 1
-        else:
-            i -= 1
-    if not aligned:
-        return int(d[n, m]), m, m
-    return int(d[n, m]), min(aligned), max(aligned) + 1
+    characters; hyp characters outside it are insertions before/after the reference."""
+    d = _distance(ref, hyp)
+    after = _trailing(ref, hyp, d)
+    before = _trailing(ref[::-1], hyp[::-1], _distance(ref[::-1], hyp[::-1])) if len(hyp) > after else 0
+    last = len(hyp) - after
+    return int(d[-1, -1]), min(before, last), last
 
 
 def inserted(ref_text: str, hyp_text: str) -> tuple[int, int, int]:
@@ -286,9 +291,13 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated testdata paths instead of --langs")
     ap.add_argument("--show", action="store_true", help="print each hypothesis that has an insertion or loop")
     ap.add_argument("--json", default=None, help="write per-file results here")
+    ap.add_argument("--rescore", default=None, metavar="JSON",
+                    help="print the table again from a --json file's transcripts (after a change to the scoring)")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
     args = ap.parse_args()
+    if args.rescore:
+        return rescore(Path(args.rescore))
     for assignment in args.set:
         name, value = assignment.split("=", 1)
         module, attr = name.rsplit(".", 1)
@@ -343,6 +352,28 @@ def main() -> None:
     print_markdown(table, langs)
     if args.json:
         Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
+
+
+def rescore(path: Path) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    refs = {r["local_file"]: r["transcript"] for r in manifest(["ko", "ja", "en"], None, 1e9)}
+    cpu = {row["condition"]: row["cpu_s"] for row in data["table"]}
+    table: dict[str, dict] = {}
+    langs: list[str] = []
+    for f in data["files"]:
+        lang = f["file"].split("/")[0]
+        langs += [] if lang in langs else [lang]
+        row = table.setdefault(f["condition"], {"condition": f["condition"], "cpu_s": cpu.get(f["condition"], 0.0)})
+        acc = row.setdefault(lang, {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0})
+        ref = refs[f["file"]]
+        edits, ins_w, ins_c = inserted(ref, f["hyp"])
+        acc["edits"] += edits
+        acc["chars"] += len(norm_chars(ref))
+        acc["ins"] += ins_w
+        acc["ins_ch"] += ins_c
+        acc["loops"] += int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
+        acc["files"] += 1
+    print_markdown(list(table.values()), langs)
 
 
 def print_markdown(table: list[dict], langs: list[str]) -> None:
