@@ -148,8 +148,8 @@ def test_a_real_closing_word_is_kept(engine: Engine, model: dict[str, Any], test
     (The shared set has no recording of 감사합니다 or 수고하셨습니다; the plain-data tests above cover those.)"""
     clip = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))  # "네, 마침 빈방이 있습니다. ..."
     path = write(tmp_path / "ne.wav", with_hiss(with_hiss(clip, 2.0, before=True)))
-    for vad in (False, True):
-        segments = run(engine, {**model, "beam_size": 5, "vad": vad}, path, "ko", word_timestamps=True)
-        text = norm(" ".join(s["text"] for s in segments))
-        assert text.startswith("네"), segments
-        assert text.endswith("건가요"), segments
+    # Without the VAD (domain CALL) the hiss reaches the decoder; with word timestamps the stage judges each word.
+    segments = run(engine, {**model, "vad": False}, path, "ko", word_timestamps=True)
+    text = norm(" ".join(s["text"] for s in segments))
+    assert text.startswith("네"), segments
+    assert text.endswith("건가요"), segments
