@@ -348,6 +348,8 @@ def main() -> None:
             cells = "  ".join(f"{lang} {a['edits'] / max(a['chars'], 1):.3f} {a['ins']:3d} {a['ins_ch']:4d} {a['loops']:2d}"
                               for lang, a in per_lang.items())
             print(f"{condition:15s} {cells}  cpu {cpu:6.1f}", flush=True)
+            if args.json:  # after every condition, so a long run that is stopped keeps what it did
+                Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
     print()
     print_markdown(table, langs)
     if args.json:
