@@ -30,11 +30,11 @@ from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import get_compression_ratio
 from faster_whisper.transcribe import restore_speech_timestamps
-from faster_whisper.vad import VadOptions, get_speech_timestamps
+from faster_whisper.vad import get_speech_timestamps
 
 from . import audio as audio_io
-from . import models
-from .protocol import EngineError, Segment, TranscribeParams, TranscribeResult, Word, bad_request
+from . import hallucination, models, phone
+from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
 
@@ -91,40 +91,51 @@ class Window:
 def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) -> TranscribeResult:
     model = models.get_model(req.model)
     _check_languages(req, model.supported_languages)
-    expected_s = _expected_duration(req)
+    info = _probe(req.audio_path)
+    expected_s = _expected_duration(req, info)
     progress = ProgressReporter(emit_progress, expected_s)
     state = _Decoder(model, req, progress)
     use_vad = req.model.vad or req.language_mode == "multi"
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
-    for window in windows(blocks, use_vad):
+    speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
+    for window in windows(blocks, use_vad, narrowband=True if phone.narrowband_container(info) else None):
+        speech.add(window.offset, window.audio)
         state.feed(window)
     duration_s = state.total_samples / SR
     language, probs = state.finish()
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     segments = sorted((_clip_segment(s, duration_s) for s in state.segments), key=lambda s: s.start)
+    segments = hallucination.clean(segments, speech.build())
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=segments)
 
 
-def _expected_duration(req: TranscribeParams) -> float | None:
+def _probe(path: str) -> ProbeResult | None:
+    try:
+        return audio_io.probe(path)
+    except EngineError:
+        return None  # let the decoder give the precise error
+
+
+def _expected_duration(req: TranscribeParams, info: ProbeResult | None) -> float | None:
     """The container's duration when it can be trusted to be within the limit; else the decoded length, measured
     in a decode-only pass (cheap next to recognition), so that an over-long file fails before any recognition
     work and progress has a denominator. A container that understates its length is caught while streaming."""
-    try:
-        declared = audio_io.probe(req.audio_path).duration_s
-    except EngineError:
-        declared = None  # let the decoder give the precise error
+    declared = info.duration_s if info is not None else None
     if declared is not None and declared > 0 and (req.max_duration_s is None or declared <= req.max_duration_s):
         return declared
     return audio_io.measure(req.audio_path, req.max_duration_s)
 
 
-def windows(blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S) -> Iterator[Window]:
+def windows(
+    blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S, narrowband: bool | None = None
+) -> Iterator[Window]:
     """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
-    region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions."""
+    region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions.
+    Narrow-band audio (`narrowband` True: the container says so; None: judged from the signal) gets the phone VAD
+    settings (phone.py)."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
-    vad_options = VadOptions(max_speech_duration_s=SPEECH_S, min_silence_duration_ms=MIN_SILENCE_MS)
     pending: list[np.ndarray] = []
     pending_len = 0
     offset = 0  # file sample where the pending audio starts
@@ -147,7 +158,9 @@ def windows(blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDO
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:
-            regions = get_speech_timestamps(buf, vad_options, sampling_rate=SR)
+            if narrowband is None:  # judged once, on the start of the file (a call does not change band midway)
+                narrowband = phone.narrowband_signal(buf[: int(phone.SAMPLE_S * SR)])
+            regions = get_speech_timestamps(buf, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), sampling_rate=SR)
             if exhausted:
                 cut = buf.shape[0]
             else:

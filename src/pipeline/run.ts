@@ -34,7 +34,8 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
   const fixed = isFixedLanguage(config.language);
   return {
     audio_path: audioPath,
-    // domain CALL (telephone audio) decodes without the VAD: docs/text.md has the measurement.
+    // domain CALL (telephone audio) decodes without the VAD (best CER on 8 kHz clips); the engine's hallucination
+    // stage drops what that lets the decoder invent on line noise. Measurements: docs/text.md, docs/models.md.
     model: config.domain === "CALL" ? { ...models[config.model_name], vad: false } : models[config.model_name],
     language_mode: fixed ? "fixed" : config.language === "detect" ? "detect" : "multi",
     language: fixed ? toWhisperLanguage(config.language) : null,

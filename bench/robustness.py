@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""Robustness of the engine's transcripts to non-speech and phone audio: invented text, loops, narrow-band CER.
+
+Each clip of ../shared/testdata (ko/ja/en, references from MANIFEST.tsv) is turned into one input file per
+condition and transcribed by the engine's own `transcriber.transcribe` (a fixed language, the registry entry's
+decoding settings), exactly as a job would be:
+
+    clean        the clip as it is
+    tail-*       non-speech appended after the speech: digital silence (5 s), room tone (3 s), phone-line hiss
+                 (3 s), clicks (2 s), a breath (1.5 s); head-* the same prepended (hiss 2 s, room tone 0.5 s)
+    nb8k         8 kHz 16-bit PCM wav (a call recording); ulaw8k 8 kHz mu-law wav; amr AMR-NB 12.2 kbit/s
+    amr+hiss     AMR-NB with 3 s of line hiss appended (a call that ends before the recording does)
+    snr10/snr5   white noise over the whole clip at 10 / 5 dB SNR
+
+Synthetic non-speech, seeded (numpy default_rng(0)), its level relative to the clip's speech (RMS of the clip, "dB
+re speech"), as on a real line where the noise rises and falls with the call's gain: room tone = pink noise at -35
+dB; line hiss = white noise band-passed to 300-3400 Hz at -20 dB plus a 50 Hz hum at -30 dB; clicks = three 2 ms
+impulses at +6 dB on -60 dB noise; breath = noise band-passed to 400-2500 Hz under a 0.8 s raised-cosine envelope,
+peak -6 dB, on room tone.
+
+Per condition and language:
+    CER     normalized character error rate (NFKC, lower case, no spaces/punctuation/symbols; bench/models.py's)
+    ins     the hallucination count: hypothesis words inserted before the first or after the last reference
+            character (from a character alignment; a word is a whitespace-separated token of the hypothesis, so an
+            unspaced Japanese phrase counts once); ins-ch the same in characters
+    loops   outputs (files) with a repetition loop: a unit of 2+ characters repeated 3+ times in a row in the
+            transcript (within a segment or across segments) that the reference does not have, or a segment whose
+            text compression ratio is above 2.4 (faster-whisper's threshold)
+    cpu s   CPU seconds of this process for the condition (all threads)
+
+Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
+today's main and "after" this tree, with the same models and inputs:
+
+    nice -n 10 .venv/bin/python bench/robustness.py --engine-root /work/main --json /tmp/before.json
+    nice -n 10 .venv/bin/python bench/robustness.py --json /tmp/after.json
+    ... --vad off        # what domain CALL sent before (model.vad false)
+    ... --langs ko --conditions nb8k,amr --max-files 8 --show   # a subset, printing each hypothesis
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import json
+import re
+import sys
+import tempfile
+import time
+import unicodedata
+import wave
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTDATA = ROOT.parent / "shared" / "testdata"
+SR = 16000
+
+
+def _engine_root() -> Path:
+    """Parse --engine-root before importing the engine, so the chosen checkout's sori_engine is the one loaded."""
+    for i, arg in enumerate(sys.argv):
+        if arg == "--engine-root" and i + 1 < len(sys.argv):
+            return Path(sys.argv[i + 1]).resolve()
+        if arg.startswith("--engine-root="):
+            return Path(arg.split("=", 1)[1]).resolve()
+    return ROOT
+
+
+sys.path.insert(0, str(_engine_root() / "engine"))
+
+import av  # noqa: E402
+import numpy as np  # noqa: E402
+from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
+
+from sori_engine import transcriber  # noqa: E402
+from sori_engine.audio import decode  # noqa: E402
+from sori_engine.protocol import ModelConfig, TranscribeParams  # noqa: E402
+
+# ------------------------------------------------------------------------------------------------ scoring
+def _keep(ch: str) -> bool:
+    return unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()
+
+
+def norm_chars(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if _keep(ch))
+
+
+def _distance(ref: str, hyp: str) -> np.ndarray:
+    d = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int32)
+    d[:, 0] = np.arange(len(ref) + 1)
+    d[0, :] = np.arange(len(hyp) + 1)
+    for i in range(1, len(ref) + 1):
+        for j in range(1, len(hyp) + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
+    return d
+
+
+def _trailing(ref: str, hyp: str, d: np.ndarray) -> int:
+    """Hyp characters after the last one aligned to a reference character, on an optimal alignment that puts
+    insertions as late as it can (so an invented tail is counted as inserted, not as substitutions)."""
+    i, j = len(ref), len(hyp)
+    while i > 0 and j > 0 and d[i, j] == d[i, j - 1] + 1:
+        j -= 1
+    return len(hyp) - j if i > 0 else len(hyp)
+
+
+def align(ref: str, hyp: str) -> tuple[int, int, int]:
+    """Edit distance of ref and hyp (normalized characters) and the hyp span [first, last) aligned to reference
+    characters; hyp characters outside it are insertions before/after the reference."""
+    d = _distance(ref, hyp)
+    after = _trailing(ref, hyp, d)
+    before = _trailing(ref[::-1], hyp[::-1], _distance(ref[::-1], hyp[::-1])) if len(hyp) > after else 0
+    last = len(hyp) - after
+    return int(d[-1, -1]), min(before, last), last
+
+
+def inserted(ref_text: str, hyp_text: str) -> tuple[int, int, int]:
+    """(edits, inserted words, inserted characters) outside the reference's span."""
+    ref, hyp = norm_chars(ref_text), norm_chars(hyp_text)
+    edits, first, last = align(ref, hyp)
+    outside = set(range(first)) | set(range(last, len(hyp)))
+    if not outside:
+        return edits, 0, 0
+    words, pos = 0, 0  # map normalized hyp characters back to the hypothesis' whitespace tokens
+    for token in hyp_text.split():
+        size = len(norm_chars(token))
+        if size and any(k in outside for k in range(pos, pos + size)):
+            words += 1
+        pos += size
+    return edits, words, len(outside)
+
+
+LOOP = re.compile(r"(.{2,}?)\1{2,}")
+
+
+def looping(text: str) -> bool:
+    chars = norm_chars(text)
+    return bool(LOOP.search(chars)) or (len(text) > 10 and get_compression_ratio(text) > 2.4)
+
+
+# ------------------------------------------------------------------------------------------------ conditions
+RNG_SEED = 0
+
+
+def _db(level_db: float) -> float:
+    return 10 ** (level_db / 20)
+
+
+def _bandpass(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    spec = np.fft.rfft(x)
+    f = np.fft.rfftfreq(x.size, 1 / SR)
+    spec[(f < lo) | (f > hi)] = 0
+    return np.fft.irfft(spec, x.size).astype(np.float32)
+
+
+def _at(x: np.ndarray, rms_db: float) -> np.ndarray:
+    """x scaled to an RMS of rms_db re SPEECH_RMS (set per clip by build())."""
+    rms = float(np.sqrt(np.mean(x**2))) or 1.0
+    return (x * (SPEECH_RMS * _db(rms_db) / rms)).astype(np.float32)
+
+
+SPEECH_RMS = 0.05
+
+
+def silence(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    return np.zeros(int(seconds * SR), dtype=np.float32)
+
+
+def room_tone(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    n = int(seconds * SR)
+    spec = np.fft.rfft(rng.standard_normal(n))
+    f = np.fft.rfftfreq(n, 1 / SR)
+    spec /= np.sqrt(np.maximum(f, 20.0))  # 1/f power: pink
+    return _at(np.fft.irfft(spec, n), -35)
+
+
+def line_hiss(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    n = int(seconds * SR)
+    hiss = _at(_bandpass(rng.standard_normal(n), 300, 3400), -20)
+    hum = SPEECH_RMS * _db(-30) * np.sqrt(2) * np.sin(2 * np.pi * 50 * np.arange(n) / SR)
+    return (hiss + hum).astype(np.float32)
+
+
+def clicks(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    x = _at(rng.standard_normal(int(seconds * SR)), -60)
+    for at in (0.3, 0.9, 1.5):
+        k = int(at * SR)
+        x[k : k + int(0.002 * SR)] += SPEECH_RMS * _db(6) * np.sign(rng.standard_normal(int(0.002 * SR)))
+    return x
+
+
+def breath(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    x = room_tone(seconds, rng)
+    n = int(0.8 * SR)
+    burst = _bandpass(rng.standard_normal(n), 400, 2500)
+    burst = burst / np.max(np.abs(burst)) * SPEECH_RMS * _db(-6) * 0.5 * (1 - np.cos(2 * np.pi * np.arange(n) / n))
+    start = int(0.3 * SR)
+    x[start : start + n] += burst.astype(np.float32)
+    return x
+
+
+def add_noise(x: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
+    p = float(np.mean(x**2))
+    return (x + rng.standard_normal(x.size).astype(np.float32) * np.sqrt(p / 10 ** (snr_db / 10))).astype(np.float32)
+
+
+def write_wav(path: Path, x: np.ndarray, rate: int = SR, mulaw: bool = False) -> Path:
+    """x (16 kHz float) written at `rate` as 16-bit PCM or mu-law, resampled by FFmpeg (PyAV) as a recorder would."""
+    codec = "pcm_mulaw" if mulaw else "pcm_s16le"
+    return _encode(path, x, "wav", codec, rate)
+
+
+def _encode(path: Path, x: np.ndarray, fmt: str, codec: str, rate: int, bit_rate: int | None = None) -> Path:
+    pcm = (np.clip(x, -1, 1 - 1 / 32768) * 32768).astype(np.int16)
+    with av.open(str(path), "w", format=fmt) as out:
+        stream = out.add_stream(codec, rate=rate, layout="mono")
+        if bit_rate:
+            stream.bit_rate = bit_rate
+        frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = SR
+        resampler = av.AudioResampler(format=stream.format.name, layout="mono", rate=rate)
+        for f in [*resampler.resample(frame), *resampler.resample(None)]:
+            for packet in stream.encode(f):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    return path
+
+
+def amr(path: Path, x: np.ndarray) -> Path:
+    return _encode(path.with_suffix(".amr"), x, "amr", "libopencore_amrnb", 8000, 12200)
+
+
+def build(condition: str, x: np.ndarray, path: Path) -> Path:
+    """The input file for `condition` from clip x (16 kHz float); a fresh generator per file: same noise before
+    and after."""
+    global SPEECH_RMS
+    rng = np.random.default_rng(RNG_SEED)
+    SPEECH_RMS = float(np.sqrt(np.mean(x**2)))
+    tails = {"tail-silence5": (silence, 5.0), "tail-room3": (room_tone, 3.0), "tail-hiss3": (line_hiss, 3.0),
+             "tail-click2": (clicks, 2.0), "tail-breath1.5": (breath, 1.5)}
+    heads = {"head-hiss2": (line_hiss, 2.0), "head-room0.5": (room_tone, 0.5)}
+    if condition == "clean":
+        return write_wav(path, x)
+    if condition in tails:
+        make, seconds = tails[condition]
+        return write_wav(path, np.concatenate([x, make(seconds, rng)]))
+    if condition in heads:
+        make, seconds = heads[condition]
+        return write_wav(path, np.concatenate([make(seconds, rng), x]))
+    if condition == "nb8k":
+        return write_wav(path, x, 8000)
+    if condition == "ulaw8k":
+        return write_wav(path, x, 8000, mulaw=True)
+    if condition == "amr":
+        return amr(path, x)
+    if condition == "amr+hiss":
+        return amr(path, np.concatenate([x, line_hiss(3.0, rng)]))
+    if condition.startswith("snr"):
+        return write_wav(path, add_noise(x, float(condition[3:]), rng))
+    raise SystemExit(f"unknown condition {condition}")
+
+
+CONDITIONS = ["clean", "tail-silence5", "tail-room3", "tail-hiss3", "tail-click2", "tail-breath1.5", "head-hiss2",
+              "head-room0.5", "nb8k", "ulaw8k", "amr", "amr+hiss", "snr10", "snr5"]
+
+
+# ------------------------------------------------------------------------------------------------ main
+def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict]:
+    with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
+        rows = [r for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if r["transcript"]]
+    out = []
+    for lang in langs:
+        files = sorted((r for r in rows if r["local_file"].startswith(lang + "/")), key=lambda r: r["local_file"])
+        files = [r for r in files if len(decode(str(TESTDATA / r["local_file"]))) <= max_s * SR]
+        out += files[:max_files] if max_files else files
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engine-root", default=str(ROOT), help="checkout whose engine/ is benchmarked (default: this)")
+    ap.add_argument("--model", default=str(ROOT / "models" / "whisper-base"))
+    ap.add_argument("--beam", type=int, default=5, help="beam size (sommers: 5)")
+    ap.add_argument("--vad", choices=["on", "off"], default="on", help="model.vad; off = what CALL sent before")
+    ap.add_argument("--words", action="store_true", help="ask for word timestamps (diarization / word jobs do)")
+    ap.add_argument("--langs", default="ko,ja,en")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS))
+    ap.add_argument("--max-files", type=int, default=None, help="per language")
+    ap.add_argument("--max-s", type=float, default=20.0, help="skip clips longer than this (the 60 s en calls)")
+    ap.add_argument("--files", default=None, help="comma-separated testdata paths instead of --langs")
+    ap.add_argument("--show", action="store_true", help="print each hypothesis that has an insertion or loop")
+    ap.add_argument("--json", default=None, help="write per-file results here")
+    ap.add_argument("--rescore", default=None, metavar="JSON",
+                    help="print the table again from a --json file's transcripts (after a change to the scoring)")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
+    args = ap.parse_args()
+    if args.rescore:
+        return rescore(Path(args.rescore))
+    for assignment in args.set:
+        name, value = assignment.split("=", 1)
+        module, attr = name.rsplit(".", 1)
+        target = importlib.import_module(f"sori_engine.{module}")
+        if not hasattr(target, attr):
+            raise SystemExit(f"sori_engine.{module} has no {attr}")
+        setattr(target, attr, type(getattr(target, attr))(value))
+
+    rows = manifest(args.langs.split(","), args.max_files, args.max_s)
+    if args.files:
+        wanted = args.files.split(",")
+        rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
+    conditions = args.conditions.split(",")
+    model = ModelConfig(path=args.model, device="cpu", compute_type="int8", beam_size=args.beam, vad=args.vad == "on")
+    print(f"engine {transcriber.__file__}; beam {args.beam}, vad {args.vad}, words {args.words}, set {args.set}; "
+          f"{len(rows)} clips x {len(conditions)} conditions", flush=True)
+    results = []
+    table = []
+    langs = sorted({r["lang"] for r in rows}, key=args.langs.split(",").index)
+    with tempfile.TemporaryDirectory(prefix="robustness-") as tmp:
+        clips = {r["local_file"]: decode(str(TESTDATA / r["local_file"])) for r in rows}
+        for condition in conditions:
+            t0 = time.process_time()
+            per_lang = {lang: {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0} for lang in langs}
+            for i, r in enumerate(rows):
+                path = build(condition, clips[r["local_file"]], Path(tmp) / f"{i}.wav")
+                req = TranscribeParams(audio_path=str(path), model=model, language_mode="fixed", language=r["lang"],
+                                       word_timestamps=args.words)
+                out = transcriber.transcribe(req, lambda _f: None)
+                hyp = " ".join(s.text.strip() for s in out.segments)
+                edits, ins_w, ins_c = inserted(r["transcript"], hyp)
+                loops = int(any(looping(s.text) for s in out.segments)
+                            or (looping(hyp) and not looping(r["transcript"])))
+                acc = per_lang[r["lang"]]
+                acc["edits"] += edits
+                acc["chars"] += len(norm_chars(r["transcript"]))
+                acc["ins"] += ins_w
+                acc["ins_ch"] += ins_c
+                acc["loops"] += loops
+                acc["files"] += 1
+                results.append({"condition": condition, "file": r["local_file"], "hyp": hyp, "edits": edits,
+                                "ins_words": ins_w, "ins_chars": ins_c, "loops": loops})
+                if args.show and (ins_w or loops):
+                    print(f"    {condition} {r['local_file']}: ins {ins_w} loops {loops}: {hyp}", flush=True)
+            cpu = time.process_time() - t0
+            row = {"condition": condition, "cpu_s": cpu, **{lang: per_lang[lang] for lang in langs}}
+            table.append(row)
+            cells = "  ".join(f"{lang} {a['edits'] / max(a['chars'], 1):.3f} {a['ins']:3d} {a['ins_ch']:4d} {a['loops']:2d}"
+                              for lang, a in per_lang.items())
+            print(f"{condition:15s} {cells}  cpu {cpu:6.1f}", flush=True)
+            if args.json:  # after every condition, so a long run that is stopped keeps what it did
+                Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
+    print()
+    print_markdown(table, langs)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
+
+
+def rescore(path: Path) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    refs = {r["local_file"]: r["transcript"] for r in manifest(["ko", "ja", "en"], None, 1e9)}
+    cpu = {row["condition"]: row["cpu_s"] for row in data["table"]}
+    table: dict[str, dict] = {}
+    langs: list[str] = []
+    for f in data["files"]:
+        lang = f["file"].split("/")[0]
+        langs += [] if lang in langs else [lang]
+        row = table.setdefault(f["condition"], {"condition": f["condition"], "cpu_s": cpu.get(f["condition"], 0.0)})
+        acc = row.setdefault(lang, {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0})
+        ref = refs[f["file"]]
+        edits, ins_w, ins_c = inserted(ref, f["hyp"])
+        acc["edits"] += edits
+        acc["chars"] += len(norm_chars(ref))
+        acc["ins"] += ins_w
+        acc["ins_ch"] += ins_c
+        acc["loops"] += int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
+        acc["files"] += 1
+    print_markdown(list(table.values()), langs)
+
+
+def print_markdown(table: list[dict], langs: list[str]) -> None:
+    head = " | ".join(f"{lang} CER / ins / ins-ch / loops" for lang in langs)
+    print(f"| condition | {head} | cpu s |")
+    print("|---|" + "---|" * len(langs) + "---|")
+    total = {"ins": 0, "ins_ch": 0, "loops": 0}
+    for row in table:
+        cells = []
+        for lang in langs:
+            a = row[lang]
+            cells.append(f"{a['edits'] / max(a['chars'], 1):.3f} / {a['ins']} / {a['ins_ch']} / {a['loops']}")
+            for k in total:
+                total[k] += a[k]
+        print(f"| {row['condition']} | " + " | ".join(cells) + f" | {row['cpu_s']:.0f} |")
+    print(f"\ntotal: inserted words {total['ins']}, inserted characters {total['ins_ch']}, looping segments "
+          f"{total['loops']}")
+
+
+if __name__ == "__main__":
+    main()

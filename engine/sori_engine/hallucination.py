@@ -1,0 +1,240 @@
+"""Hallucination control: the last stage of `transcribe`, over the segments in file time and the file's speech map.
+
+Whisper invents text where there is no speech (a closing phrase on trailing line noise, "Thank you." after the
+last word) and loops (one phrase repeated until the window ends). Three rules, each a plain function over plain
+data (docs/engine.md has the measurements and why each threshold):
+
+1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
+   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped.
+2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
+   Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
+   the audio under each of its words is not speech -- less than BAG_SPEECH of the frames have a Silero speech
+   probability of SPEECH_PROB or more -- at the segment's end, its start, or as the whole segment. Under real speech it stays, so
+   a caller who says 감사합니다 keeps it.
+3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
+   whatever it says.
+
+Time spans of parts of a segment come from its word timestamps when the job asked for words, else from the share
+of the segment's characters (Whisper's segments are a sentence or so, so the estimate is good to a word or two).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+
+import numpy as np
+from faster_whisper.vad import get_vad_model
+
+from .protocol import Segment, Word
+
+FRAME_S = 512 / 16000  # one Silero VAD frame (32 ms)
+SPEECH_PROB = 0.3  # a frame is speech at this Silero probability: 98 % of speech frames on 8 kHz audio, <1 % of noise
+BAG_SPEECH = 0.3  # a known hallucination phrase is removed when less than this share of the frames under it is speech
+NO_SPEECH = 0.05  # any segment is removed when less than this share of the frames under it is speech
+LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
+
+
+@dataclass(frozen=True)
+class SpeechMap:
+    """Silero speech probability of each 32 ms frame of the file (frame i covers [i, i+1) * FRAME_S)."""
+
+    probs: np.ndarray
+
+    def share(self, start: float, end: float) -> float:
+        """Share of the frames in [start, end) that are speech; a span shorter than a frame looks at its frame."""
+        a = max(int(start / FRAME_S), 0)
+        b = max(int(np.ceil(end / FRAME_S)), a + 1)
+        frames = self.probs[a:b]
+        if frames.size == 0:
+            return 0.0
+        return float(np.mean(frames >= SPEECH_PROB))
+
+
+def speech_probs(audio: np.ndarray) -> np.ndarray:
+    """Silero's speech probability per 32 ms frame of 16 kHz `audio` (the model faster-whisper's VAD runs; a
+    batched ONNX pass, a few ms of CPU per second of audio)."""
+    frame = int(FRAME_S * 16000)
+    if audio.size == 0:
+        return np.zeros(0, dtype=np.float32)
+    padded = np.pad(audio, (0, (-audio.shape[0]) % frame))
+    return np.asarray(get_vad_model()(padded), dtype=np.float32).reshape(-1)
+
+
+class SpeechMapBuilder:
+    """Collects the probabilities of consecutive stretches of the file (the transcriber's windows)."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+        self.frames = 0
+
+    def add(self, offset_sample: int, audio: np.ndarray) -> None:
+        """`audio` starts at `offset_sample` of the file; frames are placed at the file's 32 ms grid, so windows of
+        any length do not drift."""
+        first = int(round(offset_sample / (FRAME_S * 16000)))
+        if first < self.frames:  # overlap by a fraction of a frame: drop what is already there
+            self.parts[-1] = self.parts[-1][: first - (self.frames - self.parts[-1].size)]
+            self.frames = first
+        elif first > self.frames:
+            self.parts.append(np.zeros(first - self.frames, dtype=np.float32))
+            self.frames = first
+        probs = speech_probs(audio)
+        self.parts.append(probs)
+        self.frames += probs.size
+
+    def build(self) -> SpeechMap:
+        return SpeechMap(np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.float32))
+
+
+# ------------------------------------------------------------------------------------------------ text helpers
+def normalize(text: str) -> str:
+    """What matching compares: NFKC, lower case, no spaces, punctuation or symbols."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower()
+                   if unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace())
+
+
+@functools.lru_cache(maxsize=None)
+def phrases(language: str) -> frozenset[str]:
+    """The bag of hallucinations of a language (normalized), empty for a language without a list."""
+    resource = importlib.resources.files(__package__).joinpath("hallucinations", f"{language}.txt")
+    if not resource.is_file():
+        return frozenset()
+    lines = resource.read_text(encoding="utf-8").splitlines()
+    return frozenset(normalize(line) for line in lines if line.strip() and not line.startswith("#"))
+
+
+def made_of(text: str, bag: frozenset[str]) -> bool:
+    """Whether normalized `text` is a sequence of one or more bag phrases (word break by dynamic programming)."""
+    if not text or not bag:
+        return False
+    longest = max(map(len, bag))
+    ok = [True] + [False] * len(text)
+    for end in range(1, len(text) + 1):
+        ok[end] = any(ok[start] and text[start:end] in bag for start in range(max(0, end - longest), end))
+    return ok[-1]
+
+
+# ------------------------------------------------------------------------------------------------ pieces
+@dataclass(frozen=True)
+class Piece:
+    """A word of a segment with its times: a Whisper word, or a whitespace token (a character for unspaced text)
+    with times estimated from its share of the segment's characters."""
+
+    text: str  # as in the segment, leading space included
+    start: float
+    end: float
+    word: Word | None
+
+
+def pieces(seg: Segment) -> list[Piece]:
+    if seg.words:
+        return [Piece(w.text, w.start, w.end, w) for w in seg.words]
+    tokens = re.findall(r"\s*\S+", seg.text)
+    if len(tokens) <= 1 and len(seg.text) > 1:  # unspaced text (Japanese): a character is a piece
+        tokens = list(seg.text)
+    sizes = [max(len(normalize(t)), 0) for t in tokens]
+    total = sum(sizes) or 1
+    out, pos = [], 0
+    span = seg.end - seg.start
+    for token, size in zip(tokens, sizes):
+        a = seg.start + span * pos / total
+        pos += size
+        out.append(Piece(token, a, seg.start + span * pos / total, None))
+    return out
+
+
+def rebuild(seg: Segment, kept: list[Piece]) -> Segment | None:
+    """The segment with only `kept` pieces (None when nothing with text is left); times shrink to the kept words."""
+    text = "".join(p.text for p in kept).strip()
+    if not normalize(text):
+        return None
+    words = None if seg.words is None else tuple(p.word for p in kept if p.word is not None)
+    start = max(seg.start, kept[0].start)
+    end = max(start, min(seg.end, kept[-1].end))
+    return replace(seg, text=text, words=words, start=start, end=end)
+
+
+# ------------------------------------------------------------------------------------------------ rule 1: loops
+def _loop_span(units: list[str]) -> tuple[int, int, int] | None:
+    """The first run of a unit of k units repeated LOOP_REPEATS+ times: (start, k, repeats)."""
+    n = len(units)
+    for start in range(n):
+        for k in range(1, (n - start) // LOOP_REPEATS + 1):
+            unit = units[start : start + k]
+            if len(normalize("".join(unit))) < 2:
+                continue
+            reps = 1
+            while units[start + reps * k : start + (reps + 1) * k] == unit:
+                reps += 1
+            if reps >= LOOP_REPEATS:
+                return start, k, reps
+    return None
+
+
+_LOOPED = re.compile(r"(\S.+?)\1{%d,}" % (LOOP_REPEATS - 1), re.S)
+
+
+def deloop(seg: Segment) -> Segment | None:
+    """Keep one occurrence of each repeated run: at the word level when the segment has words, else on the text's
+    characters (a loop "スタッフェンススタッフェンス..." inside one token)."""
+    if seg.words:
+        ps = pieces(seg)
+        units = [normalize(p.text) for p in ps]
+        changed = False
+        while (found := _loop_span(units)) is not None:
+            start, k, reps = found
+            del ps[start + k : start + reps * k]
+            del units[start + k : start + reps * k]
+            changed = True
+        return rebuild(seg, ps) if changed else seg
+    text = seg.text
+    new = _LOOPED.sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
+    if new == text:
+        return seg
+    return replace(seg, text=new.strip()) if normalize(new) else None
+
+
+# ------------------------------------------------------------------------------------------------ rules 2 and 3
+def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None:
+    """Remove the segment when it is on no speech; else the longest trailing and leading runs of words that are
+    made of bag phrases and each lie on non-speech (one word on speech ends the run, so "네, 좋아요" said after an
+    invented "감사합니다" keeps its "네")."""
+    if speech.share(seg.start, seg.end) < NO_SPEECH:
+        return None
+    ps = pieces(seg)
+    n = len(ps)
+    silent = [speech.share(p.start, p.end) < BAG_SPEECH for p in ps]
+
+    def bag_run(run: list[Piece]) -> bool:
+        return made_of(normalize("".join(p.text for p in run)), bag)
+
+    first = n  # the trailing stretch of words on non-speech starts here
+    while first > 0 and silent[first - 1]:
+        first -= 1
+    tail = next((i for i in range(first, n) if bag_run(ps[i:])), n)
+    last = 0  # the leading stretch ends here
+    while last < tail and silent[last]:
+        last += 1
+    head = next((j for j in range(last, 0, -1) if bag_run(ps[:j])), 0)
+    if (head, tail) == (0, n):
+        return seg
+    return rebuild(seg, ps[head:tail]) if head < tail else None
+
+
+def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
+    """Apply the three rules to time-ordered segments (each with its own `language`, which picks the bag). Without
+    a speech map only loops are handled."""
+    out: list[Segment] = []
+    for seg in segments:
+        cleaned = deloop(seg)
+        if cleaned is not None and speech is not None:
+            cleaned = trim(cleaned, speech, phrases(seg.language))
+        if cleaned is None:
+            continue
+        if out and normalize(out[-1].text) == normalize(cleaned.text) and len(normalize(cleaned.text)) >= 4:
+            continue  # the same sentence again: a loop across segments
+        out.append(cleaned)
+    return out
