@@ -42,10 +42,13 @@ function turnsOf(ref: string): [string, string][] {
   return parts.length > 0 ? parts : [["A", ref.trim()]];
 }
 
+/** The items, languages interleaved (ko, ja, en, ko, ...) so that a run stopped early still covers all three. */
 export function loadEvalSet(dir: string, testdata: string): EvalItem[] {
   const refs = manifestRefs(testdata);
-  const items: EvalItem[] = [];
+  const perFile: EvalItem[][] = [];
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
+    const items: EvalItem[] = [];
+    perFile.push(items);
     for (const line of fs.readFileSync(path.join(dir, file), "utf8").split("\n")) {
       if (!line.trim()) continue;
       const raw = JSON.parse(line) as RawItem;
@@ -61,7 +64,8 @@ export function loadEvalSet(dir: string, testdata: string): EvalItem[] {
       items.push({ id: raw.id, lang: raw.lang, category: raw.category, facts: raw.facts, long: raw.long, utterances });
     }
   }
-  return items;
+  const longest = Math.max(...perFile.map((f) => f.length));
+  return Array.from({ length: longest }, (_, i) => perFile.flatMap((f) => (f[i] ? [f[i]] : []))).flat();
 }
 
 const squash = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/\s+/gu, "");
