@@ -22,7 +22,7 @@ import { loadConfig } from "../src/config.js";
 import { Engine } from "../src/engine/client.js";
 import { loadModelRegistry } from "../src/engine/models.js";
 import { copyRate } from "../src/insight/copy.js";
-import { generateInsight, transcriptOf } from "../src/insight/index.js";
+import { generateInsight as generate, transcriptOf } from "../src/insight/index.js";
 import { LocalLlm } from "../src/insight/local.js";
 import { MAX_COPY_RATE } from "../src/insight/schema.js";
 import { parseJobConfig } from "../src/jobs/jobConfig.js";
@@ -48,6 +48,8 @@ const { values: args } = parseArgs({
     "insight-models": { type: "string" },
     "insight-ids": { type: "string" },
     "insight-threads": { type: "string" },
+    // Another checkout's src/insight (e.g. the main branch, for the "before" figures), with that checkout's model.
+    "insight-from": { type: "string" },
   },
 });
 
@@ -166,7 +168,10 @@ await main();
 
 async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: string, out: { push(line: string): void }): Promise<void> {
   const threads = args["insight-threads"] !== undefined ? Number(args["insight-threads"]) : config.insight.threads;
-  const llm = new LocalLlm({ modelPath, threads, contextSize: 4096, maxTokens: 300 });
+  const from = args["insight-from"] ? path.resolve(args["insight-from"], "src", "insight") : null;
+  const Llm: typeof LocalLlm = from ? (await import(path.join(from, "local.ts"))).LocalLlm : LocalLlm;
+  const generateInsight: typeof generate = from ? (await import(path.join(from, "index.ts"))).generateInsight : generate;
+  const llm = new Llm({ modelPath, threads, contextSize: 4096, maxTokens: 300 });
   const ids = args["insight-ids"]?.split(",");
   const items = loadEvalSet(path.join(ROOT, "bench", "insight"), TESTDATA).filter((i) => !ids || ids.some((id) => i.id.startsWith(id)));
   const cpuS = (): number => {
@@ -176,7 +181,7 @@ async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: st
   // Load the model and evaluate the shared prompt outside the timing: a worker does this once per process.
   let [c0, w0] = [cpuS(), Date.now()];
   await generateInsight({ utterances: items[0]!.utterances.slice(0, 1), language: items[0]!.lang }, llm, 600_000).catch(() => null);
-  out.push(`insight model ${path.basename(modelPath)} (threads ${threads || "auto"}): load + shared prompt ${(cpuS() - c0).toFixed(1)} s CPU, ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
+  out.push(`insight model ${path.basename(modelPath)}${from ? ` with ${from}` : ""} (threads ${threads || "auto"}): load + shared prompt ${(cpuS() - c0).toFixed(1)} s CPU, ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
   let [right, facts, factsAll, failed, copies, sameTitle, n] = [0, 0, 0, 0, 0, 0, 0];
   let [compression, copy, maxCopy, cpu, wall] = [0, 0, 0, 0, 0];
   for (const item of items) {

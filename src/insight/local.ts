@@ -3,7 +3,8 @@
 // template and decoding under a grammar built from the requested JSON schema, so that the answer is always JSON of
 // that shape. The model and one context are loaded on first use and kept for the life of the process; requests are
 // served one at a time on that context, which keeps the evaluated system prompt and worked examples (the same for
-// every job, prompt.ts) so that each job only pays for its own transcript.
+// every job, prompt.ts) so that each job only pays for its own transcript. Memory: the weights (1.1 GB, mapped)
+// and two sequences of `contextSize` tokens (about 115 MB each for the 1.5B model at 4,096).
 import fs from "node:fs";
 import type { ChatHistoryItem, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
 import type { LlmBackend, LlmRequest } from "./backend.js";
@@ -21,7 +22,8 @@ interface Loaded {
   llama: Llama;
   model: LlamaModel;
   context: LlamaContext;
-  sequence: LlamaContextSequence;
+  /** One sequence per kind of request, so that map-reduce's notes calls do not evict the item prompt's prefix. */
+  sequences: Record<SchemaName, LlamaContextSequence>;
   grammars: Record<SchemaName, LlamaGrammar>;
 }
 
@@ -58,13 +60,15 @@ export class LocalLlm implements LlmBackend {
         const model = await llama.loadModel({ modelPath: this.opts.modelPath });
         const context = await model.createContext({
           contextSize: this.opts.contextSize,
+          sequences: 2,
           ...(this.opts.threads > 0 ? { threads: this.opts.threads } : {}),
         });
         const grammars = {
           item: await llama.createGrammarForJsonSchema(SCHEMAS.item as never),
           notes: await llama.createGrammarForJsonSchema(SCHEMAS.notes as never),
         };
-        return { llama, model, context, sequence: context.getSequence(), grammars };
+        const sequences = { item: context.getSequence(), notes: context.getSequence() };
+        return { llama, model, context, sequences, grammars };
       })();
       this.loaded.catch(() => (this.loaded = null));
     }
@@ -73,11 +77,11 @@ export class LocalLlm implements LlmBackend {
 
   private async run(req: LlmRequest): Promise<string> {
     req.signal.throwIfAborted();
-    const { sequence, grammars } = await this.load();
+    const { sequences, grammars } = await this.load();
     const { LlamaChatSession } = await import("node-llama-cpp");
     // A new session on the kept sequence: node-llama-cpp reuses the sequence's evaluated tokens up to the first
     // one that differs, so the shared system prompt and examples are evaluated once per process.
-    const session = new LlamaChatSession({ contextSequence: sequence, autoDisposeSequence: false });
+    const session = new LlamaChatSession({ contextSequence: sequences[req.schema], autoDisposeSequence: false });
     try {
       const history: ChatHistoryItem[] = [{ type: "system", text: req.system }];
       for (const ex of req.examples) history.push({ type: "user", text: ex.user }, { type: "model", response: [ex.assistant] });
