@@ -48,6 +48,8 @@ const { values: args } = parseArgs({
     "insight-models": { type: "string" },
     "insight-ids": { type: "string" },
     "insight-threads": { type: "string" },
+    // Wall-clock limit per transcript; a busy shared machine needs more than a worker's SORI_INSIGHT_TIMEOUT_S.
+    "insight-timeout-s": { type: "string", default: "600" },
     // Another checkout's src/insight (e.g. the main branch, for the "before" figures), with that checkout's model.
     "insight-from": { type: "string" },
   },
@@ -187,7 +189,7 @@ async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: st
   for (const item of items) {
     const transcript = transcriptOf(item.utterances);
     [c0, w0] = [cpuS(), Date.now()];
-    const r = await generateInsight({ utterances: item.utterances, language: item.lang }, llm, 600_000).then(
+    const r = await generateInsight({ utterances: item.utterances, language: item.lang }, llm, Number(args["insight-timeout-s"]) * 1000).then(
       (v) => ({ item: v, error: null }),
       (e: Error) => ({ item: null, error: e.message }),
     );
