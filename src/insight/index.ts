@@ -1,14 +1,16 @@
 // Insight for a completed transcription: the transcript goes to the configured LLM, and its answer becomes the
-// one-item `results.insight` array only if it passes parseInsight. A failed or invalid answer is tried once more
-// (sampling instead of greedy decoding); a second failure is an InsightError, which the worker turns into
-// `insight: []` without failing the job (docs/enterprise.md).
+// one-item `results.insight` array only if it passes parseInsight. A transcript longer than one pass is
+// summarised map-reduce: notes on each window, then the item from the notes. A failed or invalid answer is tried
+// once more (sampling instead of greedy decoding); a second failure, or the time limit, is an InsightError, which
+// the worker turns into `insight: []` without failing the job (docs/enterprise.md).
 import type { Config } from "../config.js";
 import type { Utterance } from "../domain/utterance.js";
 import type { LlmBackend } from "./backend.js";
 import { LocalLlm } from "./local.js";
 import { OpenAiLlm } from "./openai.js";
-import { buildPrompt } from "./prompt.js";
-import { dominantLanguage, InsightError, parseInsight, type InsightItem } from "./schema.js";
+import { buildNotesPrompt, buildPrompt, type ChatPrompt } from "./prompt.js";
+import { dominantLanguage, InsightError, parseInsight, parseNotes, type InsightItem } from "./schema.js";
+import { splitWindows } from "./windows.js";
 
 export interface InsightRequest {
   utterances: readonly Utterance[];
@@ -18,28 +20,57 @@ export interface InsightRequest {
   keywords?: string[] | undefined;
 }
 
-export function transcriptOf(utterances: readonly Utterance[]): string {
+/** A transcript up to this many characters is summarised in one pass (a 5-minute Korean call is about 1,600). */
+export const SINGLE_PASS_CHARS = 2400;
+/** Window size of the map step for longer transcripts. */
+export const WINDOW_CHARS = 1600;
+
+export function transcriptLines(utterances: readonly Utterance[]): string[] {
   const speakers = new Set(utterances.map((u) => u.spk));
-  return utterances.map((u) => (speakers.size > 1 ? `[${u.spk}] ${u.msg}` : u.msg)).join("\n");
+  return utterances.filter((u) => u.msg.trim()).map((u) => (speakers.size > 1 ? `[${u.spk}] ${u.msg}` : u.msg));
 }
 
-export async function generateInsight(req: InsightRequest, llm: LlmBackend, timeoutMs: number): Promise<InsightItem> {
-  const fallback = req.language === "ko" || req.language === "ja" ? req.language : "ko";
-  const language = dominantLanguage(req.utterances, fallback);
-  const transcript = transcriptOf(req.utterances);
-  if (!transcript.trim()) throw new InsightError("the transcript is empty");
-  const { system, user } = buildPrompt({ transcript, language, prompt: req.prompt, keywords: req.keywords });
-  const signal = AbortSignal.timeout(timeoutMs);
+export function transcriptOf(utterances: readonly Utterance[]): string {
+  return transcriptLines(utterances).join("\n");
+}
+
+function request(p: ChatPrompt, schema: "item" | "notes", temperature: number, signal: AbortSignal) {
+  return { system: p.system, examples: p.examples, user: p.user, schema, temperature, signal };
+}
+
+/** Asks twice at most (greedy, then sampled); `parse` decides whether an answer is usable. */
+async function ask<T>(llm: LlmBackend, p: ChatPrompt, schema: "item" | "notes", signal: AbortSignal, parse: (raw: string) => T): Promise<T> {
   let last: Error | null = null;
   for (const temperature of [0, 0.6]) {
     try {
-      return parseInsight(await llm.complete({ system, user, temperature, signal }), language);
+      return parse(await llm.complete(request(p, schema, temperature, signal)));
     } catch (err) {
       last = err as Error;
       if (signal.aborted) break;
     }
   }
+  if (signal.aborted) throw new InsightError("insight generation timed out");
   throw last instanceof InsightError ? last : new InsightError(`insight generation failed: ${last?.message ?? "unknown"}`);
+}
+
+export async function generateInsight(req: InsightRequest, llm: LlmBackend, timeoutMs: number): Promise<InsightItem> {
+  const fallback = req.language === "ko" || req.language === "ja" ? req.language : "ko";
+  const language = dominantLanguage(req.utterances, fallback);
+  const lines = transcriptLines(req.utterances);
+  const transcript = lines.join("\n");
+  if (!transcript.trim()) throw new InsightError("the transcript is empty");
+  const signal = AbortSignal.timeout(timeoutMs);
+  const steer = { language, prompt: req.prompt, keywords: req.keywords };
+  if (transcript.length <= SINGLE_PASS_CHARS) {
+    return ask(llm, buildPrompt({ transcript, ...steer }), "item", signal, (raw) => parseInsight(raw, language, transcript));
+  }
+  // Map-reduce: every window is read, instead of cutting the middle of a long call out.
+  const notes: string[] = [];
+  for (const window of splitWindows(lines, WINDOW_CHARS)) {
+    notes.push(await ask(llm, buildNotesPrompt(window, language), "notes", signal, parseNotes));
+  }
+  const joined = notes.map((n, i) => `${i + 1}. ${n}`).join("\n");
+  return ask(llm, buildPrompt({ transcript: joined, fromNotes: true, ...steer }), "item", signal, (raw) => parseInsight(raw, language, transcript));
 }
 
 export { InsightError, type InsightItem } from "./schema.js";
@@ -48,6 +79,8 @@ export type { LlmBackend } from "./backend.js";
 /**
  * The `results.insight` value of a completed job: `[item]`, or `[]` when generation failed or no LLM is
  * configured (the transcription itself still completes); `error` says why, for the log and the job row.
+ * `timeoutMs` bounds the whole generation (all map and reduce calls, retries included): the caller passes what
+ * the job can spare, so that insight is never the reason a job misses its deadline.
  */
 export async function insightForJob(
   req: InsightRequest,

@@ -1,11 +1,14 @@
-// The embedded insight model: a GGUF file run in-process by node-llama-cpp (llama.cpp's prebuilt CPU binary from
-// npm), decoding under a grammar built from INSIGHT_JSON_SCHEMA, so that the answer is always JSON with one of the
-// four categories. The model is loaded on first use and kept; calls are served one at a time (a 270M model on a
-// few cores gains nothing from parallel sequences, and memory stays bounded).
+// The embedded insight model: an instruction-tuned GGUF model (default Qwen2.5-Coder-1.5B-Instruct Q4_K_M,
+// docs/enterprise.md) run in-process by node-llama-cpp with its CPU binary, prompted through the model's own chat
+// template and decoding under a grammar built from the requested JSON schema, so that the answer is always JSON of
+// that shape. The model and one context are loaded on first use and kept for the life of the process; requests are
+// served one at a time on that context, which keeps the evaluated system prompt and worked examples (the same for
+// every job, prompt.ts) so that each job only pays for its own transcript. Memory: the weights (1.1 GB, mapped)
+// and two sequences of `contextSize` tokens (about 115 MB each for the 1.5B model at 4,096).
 import fs from "node:fs";
-import type { Llama, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type { ChatHistoryItem, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
 import type { LlmBackend, LlmRequest } from "./backend.js";
-import { INSIGHT_JSON_SCHEMA } from "./schema.js";
+import { SCHEMAS, type SchemaName } from "./schema.js";
 
 export interface LocalLlmOptions {
   modelPath: string;
@@ -18,7 +21,10 @@ export interface LocalLlmOptions {
 interface Loaded {
   llama: Llama;
   model: LlamaModel;
-  grammar: LlamaGrammar;
+  context: LlamaContext;
+  /** One sequence per kind of request, so that map-reduce's notes calls do not evict the item prompt's prefix. */
+  sequences: Record<SchemaName, LlamaContextSequence>;
+  grammars: Record<SchemaName, LlamaGrammar>;
 }
 
 export class LocalLlm implements LlmBackend {
@@ -38,6 +44,7 @@ export class LocalLlm implements LlmBackend {
     const loaded = await this.loaded?.catch(() => null);
     this.loaded = null;
     if (loaded) {
+      await loaded.context.dispose();
       await loaded.model.dispose();
       await loaded.llama.dispose();
     }
@@ -51,8 +58,17 @@ export class LocalLlm implements LlmBackend {
         // build "never": only the prebuilt binaries that npm installed; nothing is downloaded or compiled at run time.
         const llama = await getLlama({ gpu: false, build: "never", progressLogs: false, logLevel: LlamaLogLevel.error });
         const model = await llama.loadModel({ modelPath: this.opts.modelPath });
-        const grammar = await llama.createGrammarForJsonSchema(INSIGHT_JSON_SCHEMA as never);
-        return { llama, model, grammar };
+        const context = await model.createContext({
+          contextSize: this.opts.contextSize,
+          sequences: 2,
+          ...(this.opts.threads > 0 ? { threads: this.opts.threads } : {}),
+        });
+        const grammars = {
+          item: await llama.createGrammarForJsonSchema(SCHEMAS.item as never),
+          notes: await llama.createGrammarForJsonSchema(SCHEMAS.notes as never),
+        };
+        const sequences = { item: context.getSequence(), notes: context.getSequence() };
+        return { llama, model, context, sequences, grammars };
       })();
       this.loaded.catch(() => (this.loaded = null));
     }
@@ -60,23 +76,25 @@ export class LocalLlm implements LlmBackend {
   }
 
   private async run(req: LlmRequest): Promise<string> {
-    const { model, grammar } = await this.load();
+    req.signal.throwIfAborted();
+    const { sequences, grammars } = await this.load();
     const { LlamaChatSession } = await import("node-llama-cpp");
-    const context = await model.createContext({
-      contextSize: this.opts.contextSize,
-      ...(this.opts.threads > 0 ? { threads: this.opts.threads } : {}),
-    });
+    // A new session on the kept sequence: node-llama-cpp reuses the sequence's evaluated tokens up to the first
+    // one that differs, so the shared system prompt and examples are evaluated once per process.
+    const session = new LlamaChatSession({ contextSequence: sequences[req.schema], autoDisposeSequence: false });
     try {
-      const session = new LlamaChatSession({ contextSequence: context.getSequence(), systemPrompt: req.system });
+      const history: ChatHistoryItem[] = [{ type: "system", text: req.system }];
+      for (const ex of req.examples) history.push({ type: "user", text: ex.user }, { type: "model", response: [ex.assistant] });
+      session.setChatHistory(history);
       return await session.prompt(req.user, {
-        grammar,
+        grammar: grammars[req.schema],
         maxTokens: this.opts.maxTokens,
         temperature: req.temperature,
         ...(req.temperature > 0 ? { seed: 7 } : {}),
         signal: req.signal,
       });
     } finally {
-      await context.dispose();
+      session.dispose();
     }
   }
 }

@@ -2,7 +2,7 @@
 // who run a bigger model. The schema is sent as a strict json_schema response format; the answer is validated by
 // parseInsight all the same, since not every server enforces it.
 import type { LlmBackend, LlmRequest } from "./backend.js";
-import { INSIGHT_JSON_SCHEMA } from "./schema.js";
+import { SCHEMAS } from "./schema.js";
 
 export interface OpenAiOptions {
   baseUrl: string;
@@ -31,9 +31,13 @@ export class OpenAiLlm implements LlmBackend {
         max_tokens: this.opts.maxTokens,
         messages: [
           { role: "system", content: req.system },
+          ...req.examples.flatMap((ex) => [
+            { role: "user", content: ex.user },
+            { role: "assistant", content: ex.assistant },
+          ]),
           { role: "user", content: req.user },
         ],
-        response_format: { type: "json_schema", json_schema: { name: "insight", strict: true, schema: INSIGHT_JSON_SCHEMA } },
+        response_format: { type: "json_schema", json_schema: { name: req.schema, strict: true, schema: SCHEMAS[req.schema] } },
       }),
     });
     if (!r.ok) throw new Error(`insight endpoint answered HTTP ${r.status}`);

@@ -1,5 +1,19 @@
-// What the LLM is asked: the same instruction for every backend, written in the transcript's language (a small
-// model answers in the language it is spoken to), with the client's insight.prompt and keywords as steering.
+// What the LLM is asked. One system prompt and one set of worked examples (Korean, Japanese, English) for every
+// job and language, so that the embedded model keeps their evaluation cached between jobs; only the last message
+// (the transcript, its language, the client's insight.prompt and keywords) changes. The examples show what a
+// small model does not do unprompted: a summary that condenses instead of copying, a short title that is not the
+// summary, and a category chosen by who is calling whom about what.
+
+export interface ChatTurn {
+  user: string;
+  assistant: string;
+}
+
+export interface ChatPrompt {
+  system: string;
+  examples: readonly ChatTurn[];
+  user: string;
+}
 
 export interface InsightInput {
   /** The transcript, utterances joined (speaker-labelled when there is more than one speaker). */
@@ -7,47 +21,92 @@ export interface InsightInput {
   language: string;
   prompt?: string | undefined;
   keywords?: string[] | undefined;
+  /** True when `transcript` is the notes of a long transcript's parts (map-reduce), not the transcript itself. */
+  fromNotes?: boolean;
 }
 
-/** The transcript is cut to this many characters (head and tail) to fit a small model's context. */
-export const MAX_TRANSCRIPT_CHARS = 3000;
-
-const INSTRUCTIONS: Record<string, { system: string; task: string; perspective: string; keywords: string }> = {
-  ko: {
-    system: "당신은 통화와 회의 녹취록을 읽고 한국어로 짧게 정리하는 비서입니다.",
-    task: "다음 녹취록의 제목(title)과 요약(summary)을 한국어로 쓰고, 분류(category)를 일상, 문의, 업무, 스팸 중 하나로 고르세요. 일상: 사적인 대화, 문의: 질문·예약·주문·상담, 업무: 회의·업무 지시·보고, 스팸: 광고·사기·원치 않는 판촉.",
-    perspective: "관점",
-    keywords: "핵심어",
-  },
-  ja: {
-    system: "あなたは通話や会議の書き起こしを読んで日本語で短くまとめるアシスタントです。",
-    task: "次の書き起こしのタイトル(title)と要約(summary)を日本語で書き、分類(category)を 일상(日常), 문의(問い合わせ), 업무(業務), 스팸(スパム) のいずれかから選んでください。",
-    perspective: "観点",
-    keywords: "キーワード",
-  },
-  en: {
-    system: "You read call and meeting transcripts and summarize them briefly in English.",
-    task: "Write a title and a summary of the following transcript in English, and pick its category: 일상 (everyday talk), 문의 (inquiry, booking, order, support), 업무 (work, meeting, report), 스팸 (spam, advertising, fraud).",
-    perspective: "Perspective",
-    keywords: "Keywords",
-  },
+const LANGUAGE_NAMES: Record<string, string> = {
+  ko: "Korean",
+  ja: "Japanese",
+  en: "English",
+  zh: "Chinese",
+  de: "German",
+  fr: "French",
+  es: "Spanish",
 };
 
-export function clipTranscript(text: string, max = MAX_TRANSCRIPT_CHARS): string {
-  if (text.length <= max) return text;
-  const head = Math.floor(max * 0.7);
-  return `${text.slice(0, head)} … ${text.slice(text.length - (max - head))}`;
+export const languageName = (lang: string): string => LANGUAGE_NAMES[lang] ?? lang;
+
+const SYSTEM = [
+  "You summarize phone calls and meetings for a call-centre dashboard. Answer with JSON only.",
+  "- summary: 1 to 3 short sentences in the transcript's language that say who wanted what and what was decided (names, numbers, dates, amounts). Rephrase; never copy the transcript's sentences.",
+  "- title: a few words naming the topic, in the transcript's language; not a sentence and not the summary.",
+  "- category, exactly one of:",
+  "  일상 = private talk between family or friends;",
+  "  문의 = a customer contacts a business or office: question, booking, order, complaint, repair, support;",
+  "  업무 = work between colleagues or business partners: meeting, report, instruction, schedule, quote, earnings call;",
+  "  스팸 = an unsolicited caller: advertising, sales pitch, loan or investment offer, prize, fraud, phishing.",
+].join("\n");
+
+// Worked examples; none of them is in the evaluation set (bench/insight/).
+const EXAMPLES: readonly ChatTurn[] = [
+  {
+    user: [
+      "Language: Korean",
+      "Transcript:",
+      "[A] 네, 행복꽃집입니다.",
+      "[B] 안녕하세요. 내일 오후까지 어머니 댁으로 장미 꽃다발을 보내고 싶은데 가능할까요?",
+      "[A] 네, 가능합니다. 배송비 포함해서 5만 원입니다. 주소 불러 주시겠어요?",
+      "[B] 대전 서구 둔산동이에요. 카드에 '생신 축하드려요'라고 써 주세요.",
+      "[A] 네, 내일 오후 3시 전까지 배송해 드리겠습니다.",
+    ].join("\n"),
+    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "문의"}',
+  },
+  {
+    user: [
+      "Language: Japanese",
+      "Transcript:",
+      "[A] 課長、明日の打ち合わせの資料ですが、まだ売上データが届いていません。",
+      "[B] 経理には昨日頼んだんだけどね。私から催促しておくよ。",
+      "[A] ありがとうございます。届いたらすぐグラフを作って、夕方までに共有します。",
+      "[B] 打ち合わせは10時からに変更になったので、それも先方に伝えておいて。",
+    ].join("\n"),
+    assistant: '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "업무"}',
+  },
+  {
+    user: [
+      "Language: English",
+      "Transcript:",
+      "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
+    ].join("\n"),
+    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "스팸"}',
+  },
+  {
+    user: [
+      "Language: Korean",
+      "Transcript:",
+      "[A] 민호야, 이번 주말에 이사하는 거 도와줄 수 있어?",
+      "[B] 토요일 오전이면 돼. 몇 시까지 가면 돼?",
+      "[A] 9시까지 와 줘. 점심은 내가 짜장면 살게.",
+    ].join("\n"),
+    assistant: '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "일상"}',
+  },
+];
+
+/** The instruction for one transcript: its language, the client's perspective and keywords, then the text. */
+export function buildPrompt(input: InsightInput): ChatPrompt {
+  const lines = [`Language: ${languageName(input.language)}`];
+  if (input.prompt?.trim()) lines.push(`Focus (from the client): ${input.prompt.trim()}`);
+  const keywords = input.keywords?.filter((k) => k.trim()) ?? [];
+  if (keywords.length > 0) lines.push(`Keywords: ${keywords.join(", ")}`);
+  lines.push(input.fromNotes ? "Notes on consecutive parts of one long conversation:" : "Transcript:", input.transcript);
+  return { system: SYSTEM, examples: EXAMPLES, user: lines.join("\n") };
 }
 
-export function buildPrompt(input: InsightInput): { system: string; user: string } {
-  const t = INSTRUCTIONS[input.language] ?? INSTRUCTIONS.en!;
-  const lines = [t.task];
-  if (input.language !== "ko" && input.language !== "ja" && input.language !== "en") {
-    lines.push(`Write the title and summary in the transcript's language (${input.language}).`);
-  }
-  if (input.prompt?.trim()) lines.push(`${t.perspective}: ${input.prompt.trim()}`);
-  const keywords = input.keywords?.filter((k) => k.trim()) ?? [];
-  if (keywords.length > 0) lines.push(`${t.keywords}: ${keywords.join(", ")}`);
-  lines.push("", clipTranscript(input.transcript));
-  return { system: t.system, user: lines.join("\n") };
+const NOTES_SYSTEM =
+  "You take notes on one part of a long phone call or meeting. Answer with JSON only: notes = 1 or 2 short sentences in the transcript's language with who wants what, decisions, names, numbers and dates. Rephrase; never copy sentences.";
+
+/** The map step of a long transcript: notes on one window of it (no examples: the window itself is long). */
+export function buildNotesPrompt(window: string, language: string): ChatPrompt {
+  return { system: NOTES_SYSTEM, examples: [], user: `Language: ${languageName(language)}\nPart of the transcript:\n${window}` };
 }

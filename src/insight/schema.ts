@@ -2,6 +2,7 @@
 // it reaches a response, whichever backend wrote it: an LLM's text is parsed, validated and cleaned here, so a
 // malformed or off-language answer becomes an insight failure, never a malformed response.
 import { z } from "zod";
+import { copyRate } from "./copy.js";
 
 export const CATEGORIES = ["일상", "문의", "업무", "스팸"] as const;
 export type Category = (typeof CATEGORIES)[number];
@@ -16,17 +17,36 @@ export interface InsightItem {
   category: Category;
 }
 
-/** JSON schema of one item: the grammar the embedded model decodes under, and the OpenAI response_format. */
+/**
+ * JSON schema of one item: the grammar the embedded model decodes under, and the OpenAI response_format. The
+ * summary comes first so that the title and the category are written with the summary already in view.
+ */
 export const INSIGHT_JSON_SCHEMA = {
   type: "object",
   properties: {
-    title: { type: "string", minLength: 1, maxLength: TITLE_MAX },
     summary: { type: "string", minLength: 1, maxLength: SUMMARY_MAX },
+    title: { type: "string", minLength: 1, maxLength: TITLE_MAX },
     category: { enum: [...CATEGORIES] },
   },
-  required: ["title", "summary", "category"],
+  required: ["summary", "title", "category"],
   additionalProperties: false,
 } as const;
+
+export const NOTES_MAX = 240;
+
+/** The map step's answer for one window of a long transcript (prompt.ts, buildNotesPrompt). */
+export const NOTES_JSON_SCHEMA = {
+  type: "object",
+  properties: { notes: { type: "string", minLength: 1, maxLength: NOTES_MAX } },
+  required: ["notes"],
+  additionalProperties: false,
+} as const;
+
+export const SCHEMAS = { item: INSIGHT_JSON_SCHEMA, notes: NOTES_JSON_SCHEMA } as const;
+export type SchemaName = keyof typeof SCHEMAS;
+
+/** A summary is refused as a copy when one verbatim span of the transcript makes up this share of it. */
+export const MAX_COPY_RATE = 0.8;
 
 const clean = (s: string): string =>
   s
@@ -42,15 +62,20 @@ const ItemSchema = z.object({
 
 export class InsightError extends Error {}
 
-/** Parses an LLM's answer into an item; anything else (not JSON, extra text, wrong fields) is an InsightError. */
-export function parseInsight(raw: string, language: string): InsightItem {
-  let value: unknown;
+function parseJson(raw: string): unknown {
   try {
-    value = JSON.parse(raw.trim());
+    return JSON.parse(raw.trim());
   } catch {
     throw new InsightError(`the model's answer is not JSON: ${raw.slice(0, 80)}`);
   }
-  const parsed = ItemSchema.safeParse(value);
+}
+
+/**
+ * Parses an LLM's answer into an item; anything else (not JSON, extra text, wrong fields, another language, a
+ * title equal to the summary, a summary copied from `source`) is an InsightError.
+ */
+export function parseInsight(raw: string, language: string, source?: string): InsightItem {
+  const parsed = ItemSchema.safeParse(parseJson(raw));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new InsightError(`the model's answer is not an insight item: ${issue?.path.join(".")}: ${issue?.message}`);
@@ -59,8 +84,21 @@ export function parseInsight(raw: string, language: string): InsightItem {
   if (!writtenIn(item.summary, language) || !writtenIn(item.title, language)) {
     throw new InsightError(`the model's answer is not written in the transcript's language (${language})`);
   }
+  if (item.title === item.summary) throw new InsightError("the model's title is the summary");
+  if (source !== undefined && item.summary.length > 20 && copyRate(item.summary, source) >= MAX_COPY_RATE) {
+    throw new InsightError("the model's summary is a copy of the transcript");
+  }
   // Only the three fields, in a fixed order: nothing else the model wrote can reach the response.
   return { title: item.title, summary: item.summary, category: item.category };
+}
+
+const NotesSchema = z.object({ notes: z.string().transform(clean).pipe(z.string().min(1).max(NOTES_MAX)) });
+
+/** Parses the map step's answer (notes on one window); anything else is an InsightError. */
+export function parseNotes(raw: string): string {
+  const parsed = NotesSchema.safeParse(parseJson(raw));
+  if (!parsed.success) throw new InsightError("the model's notes are not valid");
+  return parsed.data.notes;
 }
 
 const HANGUL = /\p{Script=Hangul}/gu;

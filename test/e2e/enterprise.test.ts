@@ -1,5 +1,5 @@
 // The Enterprise add-ons through the real HTTP API, the real engine (whisper-base) and the real embedded insight
-// model (Gemma 3 270M GGUF through node-llama-cpp): license tiers, the refinement phase's lifecycle including a
+// model (Qwen2.5-Coder-1.5B-Instruct GGUF through node-llama-cpp): license tiers, the refinement phase's lifecycle including a
 // forced input failure, insight on real Korean and English speech, and an LLM whose answers are malformed.
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -7,6 +7,7 @@ import http from "node:http";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
+import { INSIGHT_GGUF } from "../../src/config.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
@@ -14,7 +15,7 @@ const CATEGORIES = ["일상", "문의", "업무", "스팸"];
 const KO_FILE = path.join(TESTDATA, "ko/deeply_studioapt_sub100102a00015.wav");
 const KO_SHORT = path.join(TESTDATA, "ko/deeply_studioapt_sub100100a00088.wav");
 const EN_FILE = path.join(TESTDATA, "en/whisper_jfk.flac");
-const GGUF = path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf");
+const GGUF = path.join(ROOT, "models", INSIGHT_GGUF);
 
 const baseEnv = (dataDir: string): NodeJS.ProcessEnv => ({
   SORI_DATA_DIR: dataDir,
@@ -206,6 +207,7 @@ describe("enterprise: insight with the embedded model", { skip: fs.existsSync(GG
     assert.ok(typeof item.summary === "string" && item.summary.trim().length > 0);
     assert.ok(CATEGORIES.includes(item.category), item.category);
     assert.match(item.summary, script, "written in the transcript's language");
+    assert.notEqual(item.title, item.summary);
   }
 
   it("Korean speech gets one Korean {title, summary, category}, steered by insight.prompt and keywords", async (t) => {
