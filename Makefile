@@ -25,8 +25,9 @@ run: install build
 test: install browser build depcheck lint test-ts test-py
 
 # The quick loop while editing: pure tests and the job store on SQLite (and on PostgreSQL where one answers at
-# SORI_TEST_PG_URL); no engine, no server process. Test audio: SORI_TESTDATA (default ../shared/testdata).
-UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
+# SORI_TEST_PG_URL); no engine, no server process, no blob store (test/storage/blobs.test.ts runs in make test).
+# Test audio: SORI_TESTDATA (default ../shared/testdata).
+UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
 	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts)) \
 	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
 test-unit: node_modules/.installed
