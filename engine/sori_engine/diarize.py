@@ -74,7 +74,7 @@ class DiarizeConfig:
     min_speech_s: float = 0.1  # shorter speech runs are dropped
     min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
     overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
-    overlap_context_s: float = 5.0  # the second speaker of an overlap is the nearest other speaker this close
+    overlap_context_s: float = 1.0  # the second speaker of an overlap is the other speaker heard this close to it
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
 
 
@@ -536,7 +536,8 @@ def embed_samples_campplus(
 def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int, int]]:
     """A second speaker for each run of overlapped speech: the nearest speaker, before or after the run and within
     overlap_context_s, other than the one the run's frames are labelled with (the one being interrupted, or
-    interrupting). (start, end, label) in frames."""
+    interrupting: real overlap sits next to the other speaker's own speech; a run with no other speaker that close
+    is more often one reverberant far-microphone voice, docs/diarization.md). (start, end, label) in frames."""
     out: list[tuple[int, int, int]] = []
     ctx = round(cfg.overlap_context_s / FRAME_S)
     for a, b in _bool_runs(overlap & (labels >= 0)):
@@ -564,7 +565,15 @@ def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) ->
     for s, e, lab in extra:
         order.setdefault(lab, len(order))
         raw.append((s * FRAME_S, e * FRAME_S, order[lab]))
-    raw.sort(key=lambda t: (t[0], t[1]))
+    # an overlap turn can touch or overlap its own speaker's next turn: one speaker's turns are joined there
+    raw.sort(key=lambda t: (t[2], t[0], t[1]))
+    joined: list[tuple[float, float, int]] = []
+    for s, e, spk in raw:
+        if joined and joined[-1][2] == spk and s <= joined[-1][1] + 1e-6:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], e), spk)
+        else:
+            joined.append((s, e, spk))
+    raw = sorted(joined, key=lambda t: (t[0], t[1]))
     renum: dict[int, int] = {}
     return [Turn(s, e, renum.setdefault(spk, len(renum))) for s, e, spk in raw]
 

@@ -222,29 +222,26 @@ def _speaker_at(res: DiarizeResult, start: float, end: float) -> int:
 
 
 def test_overlapping_speech(testdata: Path) -> None:
-    # A alone, then A and B talking at once, then B alone. Segmentation-3.0 marks part of the mixed part as overlap
-    # (about 10.5-12 s of 10.0-15.1 s in the run checked: two women of one room at equal level), which gets turns of
-    # both speakers; the mixed part is kept as speech; the two solo parts get two different speakers.
+    # An interruption: A talks, B starts talking over the last 3 s of A's turn and goes on alone. Segmentation-3.0
+    # marks (part of) the mixed stretch as overlap, which gets turns of both speakers at once; the mixed part is kept
+    # as speech; the two solo parts get two different speakers.
     a = np.concatenate([_load(testdata, n) for n in KO_A[:2]])
     b = np.concatenate([_load(testdata, n) for n in KO_B[:2]])
-    n = min(len(a), len(b))
-    x = np.concatenate([a, 0.5 * (a[:n] + b[:n]), b])
-    t_mix, t_b = len(a) / SR, (len(a) + n) / SR
+    n = 3 * SR
+    x = np.concatenate([a[:-n], 0.5 * (a[-n:] + b[:n]), b[n:]])
+    t_mix, t_b = (len(a) - n) / SR, len(a) / SR
     for spk in (0, 2):
         res = diarize_samples(x, spk_count=spk)
         _check_turns(res, len(x) / SR)
         assert res.num_speakers == 2, res.turns
         solo_a, solo_b = _speaker_at(res, 0, t_mix - 0.5), _speaker_at(res, t_b + 0.5, len(x) / SR)
         assert solo_a != solo_b and -1 not in (solo_a, solo_b), res.turns
-        covered = {
-            k: sum(max(0.0, min(t_b, t.end) - max(t_mix, t.start)) for t in res.turns if t.speaker == k)
-            for k in (solo_a, solo_b)
-        }
-        assert max(covered.values()) > 0.7 * (t_b - t_mix), res.turns  # kept as speech
-        assert min(covered.values()) > 1.0, res.turns  # and both speakers hold part of it, at the same time
-        both = [
-            t for t in res.turns if t_mix <= t.start < t_b and any(
-                u.speaker != t.speaker and u.start < t.end and t.start < u.end for u in res.turns)
+        covered = sum(max(0.0, min(t_b, t.end) - max(t_mix, t.start)) for t in res.turns if t.speaker == solo_a)
+        assert covered > 0.7 * (t_b - t_mix), res.turns  # kept as speech
+        both = [  # a turn inside the mixed part that overlaps another speaker's turn
+            t for t in res.turns
+            if t.end > t_mix and t.start < t_b
+            and any(u.speaker != t.speaker and u.start < t.end - 0.5 and t.start < u.end - 0.5 for u in res.turns)
         ]
         assert both, res.turns
     # Told there are three, the mixture may become a "speaker" of its own: still a valid answer.
