@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     await engine.stop();
   }
   const notes = [args.narrowband ? "8 kHz copies" : "", args["no-hotwords"] ? "keywords not given to the decoder" : ""].filter(Boolean);
-  console.log(`options: ${JSON.stringify(extra)} (defaults otherwise; en with model whisper + detect)${notes.map((n) => `, ${n}`).join("")}`);
+  console.log(`options: ${JSON.stringify(extra)} (defaults otherwise; ko, ja with sommers; other languages with {"model_name":"whisper","language":LANG})${notes.map((n) => `, ${n}`).join("")}`);
   console.log("lang  mode      exact CER  normalized CER  keyword recall");
   for (const [key, s] of scores) {
     const [lang, mode] = key.split(" ");

@@ -3,9 +3,12 @@
 /** The spec's config object (every field optional), plus sori's `callback_url`. */
 export interface TranscribeConfig {
   model_name?: "sommers" | "whisper";
-  language?: "ko" | "ja" | "detect" | "multi";
+  /** ko, ja; with whisper also detect, multi or any ISO 639-1 code Whisper knows (e.g. "en"). */
+  language?: "ko" | "ja" | "detect" | "multi" | (string & {});
+  /** whisper only; default ["ko","ja","zh","en"] with detect/multi. */
   language_candidates?: string[];
   use_diarization?: boolean;
+  /** Only with use_diarization true (400 H0001 otherwise, as the real service). */
   diarization?: { spk_count?: number };
   use_multi_channel?: boolean;
   use_itn?: boolean;
