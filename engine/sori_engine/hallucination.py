@@ -8,7 +8,7 @@ data (docs/engine.md has the measurements and why each threshold):
    a segment that repeats its predecessor's text word for word (a loop across segments) is dropped.
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
-   the audio under each of its words is not speech -- less than BAG_SPEECH of the frames have a Silero speech
+   the audio under each of its words is not speech -- less than MIN_WORD_SPEECH_S of frames with a Silero speech
    probability of SPEECH_PROB or more -- at the segment's end, its start, or as the whole segment. Under real speech it stays, so
    a caller who says 감사합니다 keeps it.
 3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
@@ -33,9 +33,14 @@ from .protocol import Segment, Word
 
 FRAME_S = 512 / 16000  # one Silero VAD frame (32 ms)
 SPEECH_PROB = 0.3  # a frame is speech at this Silero probability: 98 % of speech frames on 8 kHz audio, <1 % of noise
-BAG_SPEECH = 0.3  # a known hallucination phrase is removed when less than this share of the frames under it is speech
 NO_SPEECH = 0.05  # any segment is removed when less than this share of the frames under it is speech
 LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
+# A word of a bag run is on speech when its span holds at least MIN_WORD_SPEECH_S of speech frames (a real word has
+# that much; a word invented on noise has none). Whisper's first word of a segment can span the noise before it
+# ("네," timed 1.28-2.28 s over 2 s of hiss, 29 % speech), so a share would remove it. An estimated span (no word
+# timestamps) is first widened by SPAN_MARGIN_S each side: it can be off by a word.
+MIN_WORD_SPEECH_S = 0.15
+SPAN_MARGIN_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,12 @@ class SpeechMap:
         if frames.size == 0:
             return 0.0
         return float(np.mean(frames >= SPEECH_PROB))
+
+    def seconds(self, start: float, end: float) -> float:
+        """Seconds of speech frames in [start, end)."""
+        a = max(int(start / FRAME_S), 0)
+        b = max(int(np.ceil(end / FRAME_S)), a)
+        return float(np.count_nonzero(self.probs[a:b] >= SPEECH_PROB)) * FRAME_S
 
 
 def speech_probs(audio: np.ndarray) -> np.ndarray:
@@ -206,7 +217,8 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
         return None
     ps = pieces(seg)
     n = len(ps)
-    silent = [speech.share(p.start, p.end) < BAG_SPEECH for p in ps]
+    margin = [0.0 if p.word is not None else SPAN_MARGIN_S for p in ps]
+    silent = [speech.seconds(p.start - m, p.end + m) < MIN_WORD_SPEECH_S for p, m in zip(ps, margin)]
 
     def bag_run(run: list[Piece]) -> bool:
         return made_of(normalize("".join(p.text for p in run)), bag)

@@ -98,7 +98,7 @@ def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) ->
     use_vad = req.model.vad or req.language_mode == "multi"
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
     speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
-    for window in windows(blocks, use_vad, narrowband=True if phone.narrowband_container(info) else None):
+    for window in windows(blocks, use_vad, narrowband=phone.narrowband_container(info)):
         speech.add(window.offset, window.audio)
         state.feed(window)
     duration_s = state.total_samples / SR
@@ -127,13 +127,12 @@ def _expected_duration(req: TranscribeParams, info: ProbeResult | None) -> float
 
 
 def windows(
-    blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S, narrowband: bool | None = None
+    blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S, narrowband: bool = False
 ) -> Iterator[Window]:
     """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
     region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions.
-    Narrow-band audio (`narrowband` True: the container says so; None: judged from the signal) gets the phone VAD
-    settings (phone.py)."""
+    Narrow-band audio (`narrowband`: the container says so) gets the phone VAD threshold (phone.py)."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
     pending: list[np.ndarray] = []
@@ -158,8 +157,6 @@ def windows(
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:
-            if narrowband is None:  # judged once, on the start of the file (a call does not change band midway)
-                narrowband = phone.narrowband_signal(buf[: int(phone.SAMPLE_S * SR)])
             regions = get_speech_timestamps(buf, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), sampling_rate=SR)
             if exhausted:
                 cut = buf.shape[0]
