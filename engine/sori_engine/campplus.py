@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -55,7 +54,7 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
     from onnx import TensorProto, helper
 
     g = Graph()
-    relu = lambda x: g.op("Relu", x)  # noqa: E731
+    relu = lambda x: g.op("Relu", x)
     x = g.op("Unsqueeze", g.op("Transpose", "fbank", perm=[0, 2, 1]), g.const(np.array([1], np.int64)))
     w, b = _fold(sd["head.conv1.weight"], _bn(sd, "head.bn1"))
     x = relu(g.conv(x, w, b, pads=[1, 1, 1, 1]))

@@ -34,6 +34,7 @@ assigning words to turns and splitting utterances is the TypeScript side's job (
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -43,8 +44,8 @@ import numpy as np
 from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
 from .segmentation import LOCAL_SPEAKERS, Activity
-from .torch_zip import CheckpointError
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
+from .torch_zip import CheckpointError
 
 FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
 
@@ -384,7 +385,7 @@ def _runs(labels: np.ndarray) -> list[tuple[int, int, int]]:
         return runs
     change = np.flatnonzero(np.diff(labels)) + 1
     bounds = np.concatenate([[0], change, [labels.size]])
-    for s, e in zip(bounds[:-1], bounds[1:]):
+    for s, e in itertools.pairwise(bounds):
         lab = int(labels[s])
         if lab >= 0:
             runs.append((int(s), int(e), lab))
@@ -504,7 +505,7 @@ def speech_segments(
                     prev = c
                 run_start = i
         cuts.append(b)
-        out.extend((s, e) for s, e in zip(cuts[:-1], cuts[1:]) if e > s)
+        out.extend((s, e) for s, e in itertools.pairwise(cuts) if e > s)
     return out
 
 

@@ -12,7 +12,7 @@ import collections
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -43,7 +43,7 @@ class _Inert:
     def __init__(self, *_args: Any, **_kwargs: Any) -> None:
         pass
 
-    def __new__(cls, *_args: Any, **_kwargs: Any) -> _Inert:  # enums unpickle as Class(value)
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self:  # enums unpickle as Class(value)
         return object.__new__(cls)
 
     def __setstate__(self, _state: Any) -> None:

@@ -79,7 +79,7 @@ class Engine:
     """Drives `python -m sori_engine` the way the worker does: one request at a time over pipes."""
 
     def __init__(self, stderr_path: Path) -> None:
-        self._stderr = open(stderr_path, "wb")
+        self._stderr = open(stderr_path, "wb")  # noqa: SIM115 - open for the engine's whole life, closed in close()
         self.stderr_path = stderr_path
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sori_engine"],

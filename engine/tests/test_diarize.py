@@ -103,7 +103,7 @@ def test_checkpoint_reader_refuses_other_globals(tmp_path: Path) -> None:
     import pickle
 
     class Evil:
-        def __reduce__(self):  # noqa: ANN204
+        def __reduce__(self):
             return (os.system, ("true",))
 
     path = tmp_path / "evil.pt"
@@ -144,7 +144,7 @@ def test_embeddings_separate_speakers(testdata: Path) -> None:
 
 
 @pytest.mark.parametrize("cfg", [DEFAULT_CONFIG, RESEMBLYZER_CONFIG], ids=["campplus", "resemblyzer"])
-def test_two_speaker_dialogue(testdata: Path, cfg) -> None:  # noqa: ANN001
+def test_two_speaker_dialogue(testdata: Path, cfg) -> None:
     x = _load(testdata, DIALOGUE + ".wav")
     ref = _rttm(testdata / (DIALOGUE + ".rttm"))
     res = diarize_samples(x, spk_count=2, cfg=cfg)

@@ -9,6 +9,7 @@ characters against 14 and 498 without keywords.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def test_hotwords_give_each_chunk_once_in_order(engine: Engine, model: dict[str,
     segments = [s for s in reply.result["segments"] if s["text"].strip()]
     starts = [s["start"] for s in segments]
     assert starts == sorted(starts)
-    for a, b in zip(segments, segments[1:]):
+    for a, b in itertools.pairwise(segments):
         assert b["start"] >= a["end"] - 0.5, f"overlapping segments: {a['text']!r} / {b['text']!r}"
     texts = [s["text"].strip() for s in segments if len(s["text"].strip()) > 10]
     assert len(texts) == len(set(texts)), f"a segment came out twice: {texts}"

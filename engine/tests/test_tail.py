@@ -40,7 +40,7 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
     # the last segment because the clip's audio ended there.
     tokens = [ts(0.0), *tok.encode(" Revenue reached almost 64 billion."), ts(4.0), ts(4.0),
               *tok.encode(" Profit over 17 billion Euros.")]
-    args = dict(tokenizer=tok, tokens=tokens, time_offset=10.0, segment_size=700, segment_duration=6.5, seek=0)
+    args = {"tokenizer": tok, "tokens": tokens, "time_offset": 10.0, "segment_size": 700, "segment_duration": 6.5, "seek": 0}
     upstream, _seek, _single = model._split_segments_by_timestamps(**args)
     assert "Euros" not in " ".join(tok.decode(s["tokens"]) for s in upstream)  # why the override exists
 
