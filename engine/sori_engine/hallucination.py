@@ -40,7 +40,7 @@ LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
 # ("네," timed 1.28-2.28 s over 2 s of hiss, 29 % speech), so a share would remove it. An estimated span (no word
 # timestamps) is first widened by SPAN_MARGIN_S each side: it can be off by a word.
 MIN_WORD_SPEECH_S = 0.15
-SPAN_MARGIN_S = 0.2
+SPAN_MARGIN_S = 0.5
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def test_bag_phrase_on_non_speech_is_removed_on_speech_kept() -> None:
     assert trimmed.text == "네, 알겠습니다." and trimmed.end == 1.4 and len(trimmed.words or ()) == 2
     # The same without word timestamps: the phrase's span is estimated from its share of the characters.
     plain = seg(0.0, 2.4, "네, 알겠습니다. 감사합니다.")
-    assert [s.text for s in h.clean([plain], speech_until(1.0, 6.0))] == ["네, 알겠습니다."]
+    assert [s.text for s in h.clean([plain], speech_until(0.7, 6.0))] == ["네, 알겠습니다."]
     assert [s.text for s in h.clean([plain], speech_until(2.5, 6.0))] == ["네, 알겠습니다. 감사합니다."]
 
 
