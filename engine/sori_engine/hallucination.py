@@ -85,7 +85,7 @@ class SpeechMapBuilder:
     def add(self, offset_sample: int, audio: np.ndarray) -> None:
         """`audio` starts at `offset_sample` of the file; frames are placed at the file's 32 ms grid, so windows of
         any length do not drift."""
-        first = int(round(offset_sample / (FRAME_S * 16000)))
+        first = round(offset_sample / (FRAME_S * 16000))
         if first < self.frames:  # overlap by a fraction of a frame: drop what is already there
             self.parts[-1] = self.parts[-1][: first - (self.frames - self.parts[-1].size)]
             self.frames = first
@@ -107,7 +107,7 @@ def normalize(text: str) -> str:
                    if unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def phrases(language: str) -> frozenset[str]:
     """The bag of hallucinations of a language (normalized), empty for a language without a list."""
     resource = importlib.resources.files(__package__).joinpath("hallucinations", f"{language}.txt")
@@ -185,7 +185,7 @@ def _loop_span(units: list[str]) -> tuple[int, int, int] | None:
     return None
 
 
-_LOOPED = re.compile(r"(\S.+?)\1{%d,}" % (LOOP_REPEATS - 1), re.S)
+_LOOPED = re.compile(r"(\S.+?)\1{" + str(LOOP_REPEATS - 1) + ",}", re.DOTALL)
 
 
 def deloop(seg: Segment) -> Segment | None:

@@ -28,8 +28,7 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import Segment as FwSegment
-from faster_whisper.transcribe import get_compression_ratio
-from faster_whisper.transcribe import restore_speech_timestamps
+from faster_whisper.transcribe import get_compression_ratio, restore_speech_timestamps
 from faster_whisper.vad import get_speech_timestamps
 
 from . import audio as audio_io
@@ -413,16 +412,16 @@ class _Pipeline(BatchedInferencePipeline):
                                               segment_size, duration)
             segmented_outputs.append(
                 [
-                    dict(
-                        text=tokenizer.decode(sub["tokens"]),
-                        avg_logprob=output["avg_logprob"],
-                        no_speech_prob=output["no_speech_prob"],
-                        tokens=sub["tokens"],
-                        start=sub["start"],
-                        end=sub["end"],
-                        compression_ratio=get_compression_ratio(tokenizer.decode(sub["tokens"])),
-                        seek=int(chunk_metadata["offset"] * self.model.frames_per_second),
-                    )
+                    {
+                        "text": tokenizer.decode(sub["tokens"]),
+                        "avg_logprob": output["avg_logprob"],
+                        "no_speech_prob": output["no_speech_prob"],
+                        "tokens": sub["tokens"],
+                        "start": sub["start"],
+                        "end": sub["end"],
+                        "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
+                        "seek": int(chunk_metadata["offset"] * self.model.frames_per_second),
+                    }
                     for sub in subsegments
                 ]
             )
@@ -454,7 +453,7 @@ def _split_keeping_tail(
         start = subsegments[-1]["end"]
         if rest[0] >= tokenizer.timestamp_begin:
             start = offset + (rest[0] - tokenizer.timestamp_begin) * model.time_precision
-        subsegments.append(dict(seek=0, start=start, end=max(start, offset + duration), tokens=rest))
+        subsegments.append({"seek": 0, "start": start, "end": max(start, offset + duration), "tokens": rest})
     return subsegments
 
 
