@@ -233,7 +233,11 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     head = next((j for j in range(last, 0, -1) if bag_run(ps[:j])), 0)
     if (head, tail) == (0, n):
         return seg
-    return rebuild(seg, ps[head:tail]) if head < tail else None
+    if all(silent[head:tail]):
+        # What is left beside an invented phrase is on non-speech too: a fragment of the same invention (seen on
+        # AMR-NB: "자막은" before "구독과 좋아요 부탁드립니다", the phrase list holding only "자막").
+        return None
+    return rebuild(seg, ps[head:tail])
 
 
 def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:

@@ -70,6 +70,18 @@ def test_leading_bag_phrase_on_non_speech_is_removed() -> None:
     assert kept.text == "네, 좋아요." and kept.start == 2.0
 
 
+def test_fragment_left_beside_a_removed_phrase_on_non_speech_goes_with_it() -> None:
+    # Seen on AMR-NB: a segment of its own after the sentence, "자막은" + a bag phrase, all on line noise.
+    words = [(3.27, 3.98, " 자막은"), (3.98, 3.98, " 구독과"), (3.98, 3.98, " 좋아요"), (3.98, 3.98, " 부탁드립니다.")]
+    sentence = seg(0.3, 3.2, "그는 길 한 옆으로 걸어갔다.")
+    invented = seg(3.27, 3.98, "자막은 구독과 좋아요 부탁드립니다.", words)
+    assert [s.text for s in h.clean([sentence, invented], speech_until(3.3, 6.0))] == [sentence.text]
+    # When the words before the phrase are on speech, they stay.
+    said = [(2.0, 3.27, " 자막은"), *words[1:]]
+    [kept] = h.clean([seg(2.0, 3.98, "자막은 구독과 좋아요 부탁드립니다.", said)], speech_until(3.3, 6.0))
+    assert kept.text == "자막은"
+
+
 def test_loops_are_kept_once() -> None:
     looped = seg(0.0, 5.0, "これには困ることがあるのです。スタッフェンススタッフェンススタッフェンススタッフェン", language="ja")
     assert h.deloop(looped).text == "これには困ることがあるのです。スタッフェンススタッフェン"
