@@ -8,7 +8,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import pg from "pg";
 import { readResponse } from "../../src/api/readResponse.js";
 import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease, type TaskCompletion } from "../../src/jobs/queue.js";
 import { sweepExpired } from "../../src/jobs/retention.js";
@@ -18,33 +17,11 @@ import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { insertClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
+import { createPgDatabase, pgUnavailable, type PgDatabase } from "../helpers/scaleout.js";
 
-const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000;
 const LEASE = { workerId: "w1", leaseMs: 30_000 };
 const OTHER = { workerId: "w2", leaseMs: 30_000 };
-
-async function pgUnavailable(): Promise<string | null> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    return null;
-  } catch (e) {
-    return `PostgreSQL unreachable at ${PG_ADMIN_URL} (${(e as Error).message})`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
-async function pgAdmin<R>(f: (c: pg.Client) => Promise<R>): Promise<R> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end();
-  }
-}
 
 const pgSkip = await pgUnavailable();
 
@@ -53,7 +30,7 @@ for (const [label, usePg, skip] of [
   ["PostgreSQL", true, pgSkip ?? false],
 ] as const) {
   describe(`refine tasks on ${label}`, { skip }, () => {
-    const dbName = `sori_refine_${process.pid}_${randomBytes(4).toString("hex")}`;
+    let db: PgDatabase | undefined;
     let dir = "";
     let store: Store;
     let blobs: BlobStore;
@@ -62,10 +39,8 @@ for (const [label, usePg, skip] of [
       dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-refine-"));
       let databaseUrl: string | undefined;
       if (usePg) {
-        await pgAdmin((c) => c.query(`CREATE DATABASE ${dbName}`));
-        const url = new URL(PG_ADMIN_URL);
-        url.pathname = `/${dbName}`;
-        databaseUrl = url.toString();
+        db = await createPgDatabase("sori_refine");
+        databaseUrl = db.url;
       }
       store = await openStore({ databaseUrl, dataDir: path.join(dir, "data") });
       blobs = localBlobStore(path.join(dir, "data"));
@@ -73,7 +48,7 @@ for (const [label, usePg, skip] of [
     });
     after(async () => {
       await store?.close();
-      if (usePg) await pgAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+      await db?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
     beforeEach(async () => {

@@ -3,7 +3,6 @@
 // reads exactly as it did before (both read bodies and every field), its leases still fence and reap, and queued
 // work is claimed in the old order.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,21 +18,12 @@ import * as m003 from "../../src/storage/migrations/003_extras.js";
 import * as m004 from "../../src/storage/migrations/004_blobs.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, type JobRow } from "../../src/storage/jobs.js";
+import { createPgDatabase, pgUnavailable, type PgDatabase } from "../helpers/scaleout.js";
 
-const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000;
 const LEASE_END = T + 60_000;
 
-async function pgAdmin<R>(f: (c: pg.Client) => Promise<R>): Promise<R> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end();
-  }
-}
-const pgSkip = await pgAdmin(async () => null).catch((e: Error) => `PostgreSQL unreachable at ${PG_ADMIN_URL} (${e.message})`);
+const pgSkip = await pgUnavailable();
 
 const cfg = (refine: boolean) => JSON.stringify({ model_name: "sommers", language: "ko", use_refinement: refine });
 const base = JSON.stringify({ utterances: [{ start_at: 0, duration: 900, msg: "안녕", spk: 0, lang: "ko" }] });
@@ -80,7 +70,7 @@ for (const [label, usePg, skip] of [
   describe(`migration 005 (tasks) on ${label}`, { skip }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-migrate-"));
     const dataDir = path.join(dir, "data");
-    const dbName = `sori_migrate_${process.pid}_${randomBytes(4).toString("hex")}`;
+    let db: PgDatabase | undefined;
     let databaseUrl: string | undefined;
     let before005: Map<string, Record<string, unknown>>;
     let store: Store;
@@ -88,10 +78,8 @@ for (const [label, usePg, skip] of [
     before(async () => {
       let old: Kysely<any>;
       if (usePg) {
-        await pgAdmin((c) => c.query(`CREATE DATABASE ${dbName}`));
-        const url = new URL(PG_ADMIN_URL);
-        url.pathname = `/${dbName}`;
-        databaseUrl = url.toString();
+        db = await createPgDatabase("sori_migrate");
+        databaseUrl = db.url;
         old = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: databaseUrl }) }) });
       } else {
         fs.mkdirSync(dataDir, { recursive: true });
@@ -119,7 +107,7 @@ for (const [label, usePg, skip] of [
     });
     after(async () => {
       await store?.close();
-      if (usePg) await pgAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+      await db?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
