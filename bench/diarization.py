@@ -246,7 +246,7 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 # Embedding cache
 
 _EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_s", "min_local_turn_s",
-                 "overlap_threshold", "silero_union", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+                 "overlap_threshold", "silero_union", "frame_pool", "piece_s", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
 
 
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:

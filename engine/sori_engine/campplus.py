@@ -11,6 +11,10 @@ The weights are `campplus_cn_en_common.pt` (192-dim, trained on Chinese and Engl
     layer a 1×1 bottleneck and a context-aware masked conv k3) with transition layers halving the channels
   → BN, ReLU → mean and (unbiased) std over time → linear 1024→192 → BN without affine.
 
+The ONNX graph ends before the statistics pooling ("frames", 512 channels every 20 ms); the pooling and the last
+layer are numpy (`pool`), so one run over a speech segment gives the embeddings of every window inside it, however
+much they overlap, as pyannote and WeSpeaker do with frame-level features.
+
 The network is built at load time as an ONNX graph (the `onnx` helper API) from the checkpoint's tensors, batch
 norms folded into the neighbouring convolutions, and run by onnxruntime (already in the engine for Silero VAD):
 a numpy version of the same network was 8x slower (2-D convolutions as im2col matrix products).
@@ -26,11 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from .onnx_graph import Graph, session
-from .torch_zip import load_state_dict
+from .torch_checkpoint import load_state_dict
 
 EMBEDDING_DIM = 192
 EPS = 1e-5
 _BLOCKS = [(12, 1), (24, 2), (16, 2)]  # (layers, dilation)
+SEG_LEN = 100  # frames of the CAM layers' segment pooling (3D-Speaker's seg_len)
+FRAME_CHANNELS = 512  # channels of the frame-level output, before statistics pooling
 
 
 def _bn(sd: dict[str, np.ndarray], p: str, affine: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -83,47 +89,78 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
             h = relu(g.conv(h, w1, b1))
             q = f"{p}.cam_layer"
             y = g.conv(h, sd[f"{q}.linear_local.weight"], None, pads=[dilation, dilation], dilations=[dilation])
-            # context = mean over the window + mean over its 100-frame segment; windows are at most 100 TDNN
-            # frames (2 s, checked in embed), so both are the window mean
-            context = g.op("Mul", g.op("ReduceMean", h, g.const(np.array([2], np.int64)), keepdims=1),
-                           g.const(np.array(2.0, np.float32)))
+            # context = mean over the input + mean over the frame's 100-frame segment (3D-Speaker's seg_pooling:
+            # average pool, kernel = stride = 100, the last segment partial); the mask is computed once per segment
+            # and repeated over its frames, which is what the per-frame computation gives
+            seg = g.op("AveragePool", h, kernel_shape=[SEG_LEN], strides=[SEG_LEN], ceil_mode=1)  # (B, C, S)
+            context = g.op("Add", g.op("ReduceMean", h, g.const(np.array([2], np.int64)), keepdims=1), seg)
             m = relu(g.conv(context, sd[f"{q}.linear1.weight"], sd[f"{q}.linear1.bias"]))
-            m = g.op("Sigmoid", g.conv(m, sd[f"{q}.linear2.weight"], sd[f"{q}.linear2.bias"]))
+            m = g.op("Sigmoid", g.conv(m, sd[f"{q}.linear2.weight"], sd[f"{q}.linear2.bias"]))  # (B, 32, S)
+            m = g.op("Expand", g.op("Unsqueeze", m, g.const(np.array([3], np.int64))),
+                     g.const(np.array([1, 1, 1, SEG_LEN], np.int64)))
+            m = g.op("Slice", g.op("Reshape", m, g.const(np.array([0, 0, -1], np.int64))),
+                     g.const(np.array([0], np.int64)), g.op("Gather", g.op("Shape", y), g.const(np.array([2], np.int64))),
+                     g.const(np.array([2], np.int64)))
             x = g.op("Concat", x, g.op("Mul", y, m), axis=1)
         h = relu(g.affine(x, *_bn(sd, f"xvector.transit{i}.nonlinear.batchnorm")))
         x = g.conv(h, sd[f"xvector.transit{i}.linear.weight"], None)
-    x = relu(g.affine(x, *_bn(sd, "xvector.out_nonlinear.batchnorm")))
-    axis = g.const(np.array([2], np.int64))
-    mean = g.op("ReduceMean", x, axis, keepdims=1)
-    d = g.op("Sub", x, mean)
-    n = g.op("Cast", g.op("Gather", g.op("Shape", x), g.const(np.array(2, np.int64))), to=TensorProto.FLOAT)
-    var = g.op("Div", g.op("ReduceSum", g.op("Mul", d, d), axis, keepdims=1),
-               g.op("Sub", n, g.const(np.array(1.0, np.float32))))
-    stats = g.op("Concat", mean, g.op("Sqrt", var), axis=1)  # (B, 1024, 1)
-    w, b = _fold(sd["xvector.dense.linear.weight"], _bn(sd, "xvector.dense.nonlinear.batchnorm", affine=False))
-    out = g.conv(stats, w, b)
-    g.nodes.append(helper.make_node("Squeeze", [out, axis], ["embedding"]))
+    g.nodes.append(helper.make_node("Relu", [g.affine(x, *_bn(sd, "xvector.out_nonlinear.batchnorm"))], ["frames"]))
     return g.model(
         [helper.make_tensor_value_info("fbank", TensorProto.FLOAT, ["B", "T", 80])],
-        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["B", EMBEDDING_DIM])],
+        [helper.make_tensor_value_info("frames", TensorProto.FLOAT, ["B", FRAME_CHANNELS, "F"])],
         "campplus",
     )
 
 
-MAX_FRAMES = 200  # fbank frames: beyond 2 s the CAM layer's 100-frame segment pooling would differ from the mean
+def dense_weights(sd: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The last layer (linear 1024→192, then BN without affine) as one matrix and bias."""
+    w, b = _fold(sd["xvector.dense.linear.weight"], _bn(sd, "xvector.dense.nonlinear.batchnorm", affine=False))
+    return w[:, :, 0].T.astype(np.float32), b.astype(np.float32)
+
+
+def stats_pool(frames: np.ndarray, ranges: list[tuple[int, int]] | np.ndarray) -> np.ndarray:
+    """Mean and unbiased standard deviation of (C, F) frame features over each [a, b) range → (n, 2C), by cumulative
+    sums, so any number of overlapping windows costs no more network time."""
+    x = frames.astype(np.float64)
+    c1 = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(x, axis=1)], axis=1)
+    c2 = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(x * x, axis=1)], axis=1)
+    r = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    n = (r[:, 1] - r[:, 0]).astype(np.float64)[:, None]
+    s1 = (c1[:, r[:, 1]] - c1[:, r[:, 0]]).T
+    s2 = (c2[:, r[:, 1]] - c2[:, r[:, 0]]).T
+    mean = s1 / n
+    var = np.maximum(s2 - n * mean * mean, 0.0) / np.maximum(n - 1, 1)
+    std = np.where(n > 1, np.sqrt(var), 1e-2)  # PyTorch's StatsPool: eps for a single frame
+    return np.concatenate([mean, std], axis=1).astype(np.float32)
+
+
+def frame_range(start: int, end: int) -> tuple[int, int]:
+    """fbank frames [start, end) of the network's input → its output frames (the TDNN layer has stride 2)."""
+    return start // 2, max(start // 2 + 1, (end + 1) // 2)
 
 
 class CAMPPlus:
-    """Embeds batches of fbank windows with onnxruntime on one thread; thread-safe after construction."""
+    """Runs the network with onnxruntime on one thread; thread-safe after construction. `frames` gives the
+    frame-level features of a whole segment once, `pool` the embeddings of any windows inside it; `embed` is the
+    two for whole inputs (what the PyTorch model computes for each of them)."""
 
     def __init__(self, path: str | Path) -> None:
-        self._session = session(build_graph(load_state_dict(path)))
+        sd = load_state_dict(path)
+        self._session = session(build_graph(sd))
+        self._dense_w, self._dense_b = dense_weights(sd)
+
+    def frames(self, feats: np.ndarray) -> np.ndarray:
+        """(B, T, 80) mean-normalised fbank → (B, 512, ceil(T / 2)) frame features."""
+        return self._session.run(["frames"], {"fbank": np.ascontiguousarray(feats, dtype=np.float32)})[0]
+
+    def pool(self, frames: np.ndarray, ranges: list[tuple[int, int]] | np.ndarray) -> np.ndarray:
+        """(512, F) frame features and [a, b) output-frame ranges → (n, 192) embeddings (not normalised)."""
+        return stats_pool(frames, ranges) @ self._dense_w + self._dense_b
 
     def embed(self, feats: np.ndarray) -> np.ndarray:
-        """(B, T, 80) mean-normalised fbank, T ≤ MAX_FRAMES → (B, 192) embeddings (not normalised)."""
-        if feats.shape[1] > MAX_FRAMES:
-            raise ValueError(f"CAM++ windows are at most {MAX_FRAMES} frames, got {feats.shape[1]}")
-        return self._session.run(["embedding"], {"fbank": np.ascontiguousarray(feats, dtype=np.float32)})[0]
+        """(B, T, 80) mean-normalised fbank → (B, 192) embeddings (not normalised), one per whole input."""
+        fr = self.frames(feats)
+        return np.concatenate([self.pool(f, [(0, f.shape[1])]) for f in fr])
 
 
 _lock = threading.Lock()

@@ -45,7 +45,7 @@ from . import audio as audio_mod
 from .protocol import MODEL_LOAD_FAILED, EngineError
 from .segmentation import LOCAL_SPEAKERS, Activity
 from .speaker_model import HOP, SAMPLE_RATE, WeightsError, get_encoder, mel_spectrogram
-from .torch_zip import CheckpointError
+from .torch_checkpoint import CheckpointError
 
 FRAME_S = HOP / SAMPLE_RATE  # 0.01 s
 
@@ -77,6 +77,8 @@ class DiarizeConfig:
     overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
     overlap_context_s: float = 1.0  # the second speaker of an overlap is the other speaker heard this close to it
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
+    frame_pool: int = 1  # 1: CAM++ runs once per speech piece and windows pool its frame features; 0: per window
+    piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
 
 
 # Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
@@ -178,17 +180,63 @@ def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeC
     return out
 
 
-def embed_windows_campplus(samples: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeConfig) -> np.ndarray:
-    """One unit-norm CAM++ embedding per window: Kaldi fbank of the whole file (frame i starts at sample 160 i, as a
-    10 ms VAD frame does), each window mean-normalised over its frames as 3D-Speaker does."""
+def split_long(regions: list[tuple[int, int]], max_frames: int) -> list[tuple[int, int]]:
+    """Regions longer than max_frames cut into equal pieces of at most that length."""
+    out: list[tuple[int, int]] = []
+    for s, e in regions:
+        n = max(1, -(-(e - s) // max_frames))
+        cuts = np.linspace(s, e, n + 1).round().astype(np.int64)
+        out.extend((int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a)
+    return out
+
+
+def _campplus_model():  # type: ignore[no-untyped-def]
     from .campplus import get_model
     from .diarization_weights import CAMPPLUS, WeightsMissing, locate
-    from .fbank import fbank
 
     try:
-        model = get_model(locate(CAMPPLUS))
+        return get_model(locate(CAMPPLUS))
     except (WeightsMissing, CheckpointError) as e:
         raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+
+
+def embed_pieces_campplus(
+    samples: np.ndarray, pieces: list[tuple[int, int]], cfg: DiarizeConfig
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Windows of every speech piece and their unit-norm CAM++ embeddings. Each piece (at most `piece_s`) goes
+    through the network once, mean-normalised over the piece; each window's embedding pools the piece's frame
+    features over the window (campplus.py), so overlapping windows cost no more network time."""
+    from .campplus import frame_range
+    from .fbank import fbank
+
+    model = _campplus_model()
+    feats = fbank(samples)
+    windows: list[tuple[int, int]] = []
+    embs: list[np.ndarray] = []
+    for s, e in pieces:
+        e = min(e, feats.shape[0])
+        wins = make_windows([(s, e)], cfg)
+        if not wins or e - s < 2:
+            continue
+        x = feats[s:e] - feats[s:e].mean(axis=0)
+        fr = model.frames(x[None])[0]
+        ranges = [frame_range(a - s, b - s) for a, b in wins]
+        windows.extend(wins)
+        embs.append(model.pool(fr, [(a, min(b, fr.shape[1])) for a, b in ranges]))
+    if not windows:
+        return [], np.zeros((0, 192), np.float32)
+    out = np.concatenate(embs).astype(np.float32)
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-8)
+    return windows, out
+
+
+def embed_windows_campplus(samples: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeConfig) -> np.ndarray:
+    """One unit-norm CAM++ embedding per window, each window run through the network on its own (`frame_pool` 0):
+    Kaldi fbank of the whole file (frame i starts at sample 160 i, as a 10 ms VAD frame does), each window
+    mean-normalised over its frames as 3D-Speaker does."""
+    from .fbank import fbank
+
+    model = _campplus_model()
     feats = fbank(samples)
     out = np.zeros((len(windows), 192), dtype=np.float32)
     by_len: dict[int, list[int]] = {}
@@ -526,8 +574,12 @@ def embed_samples_campplus(
     if progress:
         progress(0.3)
     segments = speech_segments(act, cfg, speech_regions(samples, cfg) if cfg.silero_union else None)
-    windows = make_windows(segments, cfg)
-    emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
+    if cfg.frame_pool:
+        segments = split_long(segments, max(1, round(cfg.piece_s / FRAME_S)))
+        windows, emb = embed_pieces_campplus(samples, segments, cfg)
+    else:
+        windows = make_windows(segments, cfg)
+        emb = embed_windows_campplus(samples, windows, cfg) if windows else np.zeros((0, 192), np.float32)
     if progress:
         progress(0.8)
     overlap = (act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .onnx_graph import Graph, session
-from .torch_zip import load_state_dict
+from .torch_checkpoint import load_state_dict
 
 SAMPLE_RATE = 16000
 CHUNK_SAMPLES = 160000  # the model was trained on 10 s chunks

@@ -2,9 +2,9 @@
 
 The weights are `resemblyzer/pretrained.pt` from the PyPI package `resemblyzer==0.1.4` (Apache-2.0, 17 MB), installed
 with `--no-deps` so that neither PyTorch nor librosa comes along (docs/diarization.md says why this model). The
-file is a PyTorch checkpoint in the legacy (pre-1.6, non-zip) serialization format; `load_state_dict` reads it with a
-restricted unpickler that only knows the handful of globals such a file names, and never imports the `resemblyzer`
-package itself (its `__init__` imports torch).
+file is a PyTorch checkpoint in the legacy (pre-1.6, non-zip) serialization format; `load_state_dict` reads it with the
+engine's restricted unpickler (torch_checkpoint.py, shared with the CAM++ and segmentation weights), and never
+imports the `resemblyzer` package itself (its `__init__` imports torch).
 
 The network is small: 40-band mel power spectrogram (25 ms window, 10 ms hop) → 3-layer LSTM (256) → linear (256) →
 ReLU → L2 norm. `SpeakerEncoder.embed` runs it batched in float32; the recurrence is 3 × frames matrix products of
@@ -13,17 +13,16 @@ ReLU → L2 norm. `SpeakerEncoder.embed` runs it batched in float32; the recurre
 
 from __future__ import annotations
 
-import collections
 import importlib.util
 import os
-import pickle
-import struct
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from .torch_checkpoint import CheckpointError
+from .torch_checkpoint import load_state_dict as read_checkpoint
 
 SAMPLE_RATE = 16000
 N_FFT = 400  # 25 ms
@@ -34,109 +33,19 @@ LAYERS = 3
 # Environment variable naming a weights file to use instead of the one the resemblyzer package installs.
 WEIGHTS_ENV = "SORI_SPEAKER_WEIGHTS"
 
-_STORAGE_DTYPES: dict[str, Any] = {
-    "FloatStorage": np.float32,
-    "DoubleStorage": np.float64,
-    "HalfStorage": np.float16,
-    "LongStorage": np.int64,
-    "IntStorage": np.int32,
-    "ShortStorage": np.int16,
-    "CharStorage": np.int8,
-    "ByteStorage": np.uint8,
-    "BoolStorage": np.bool_,
-}
-
-
 class WeightsError(Exception):
     """The speaker model's weights are missing or unreadable."""
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Reading a legacy PyTorch checkpoint without torch
-
-
-class _Storage:
-    def __init__(self, dtype: Any, numel: int) -> None:
-        self.dtype = np.dtype(dtype)
-        self.numel = numel
-        self.data: np.ndarray | None = None
-
-
-class _TensorRef:
-    def __init__(self, storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...]) -> None:
-        self.storage, self.offset, self.size, self.stride = storage, offset, size, stride
-
-    def materialize(self) -> np.ndarray:
-        data = self.storage.data
-        if data is None:
-            raise WeightsError("a tensor's storage was never read")
-        item = data.itemsize
-        view = np.lib.stride_tricks.as_strided(
-            data[self.offset :], shape=self.size, strides=tuple(s * item for s in self.stride), writeable=False
-        )
-        return np.array(view)  # a contiguous copy, independent of the file buffer
-
-
-def _rebuild_tensor_v2(storage: _Storage, offset: int, size: Any, stride: Any, *_rest: Any) -> _TensorRef:
-    return _TensorRef(storage, int(offset), tuple(int(x) for x in size), tuple(int(x) for x in stride))
-
-
-class _CheckpointUnpickler(pickle.Unpickler):
-    def __init__(self, f: BinaryIO, storages: dict[str, _Storage]) -> None:
-        super().__init__(f)
-        self._storages = storages
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "torch" and name in _STORAGE_DTYPES:
-            return _STORAGE_DTYPES[name]
-        if module == "torch._utils" and name == "_rebuild_tensor_v2":
-            return _rebuild_tensor_v2
-        if module == "collections" and name == "OrderedDict":
-            return collections.OrderedDict
-        raise pickle.UnpicklingError(f"checkpoint names a global this reader does not allow: {module}.{name}")
-
-    def persistent_load(self, pid: Any) -> _Storage:
-        if not (isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage"):
-            raise pickle.UnpicklingError(f"unexpected persistent id {pid!r}")
-        _, dtype, key, _location, numel, view = pid
-        if view is not None:
-            raise pickle.UnpicklingError("storage views are not supported")
-        return self._storages.setdefault(str(key), _Storage(dtype, int(numel)))
-
-
-def _safe_load(f: BinaryIO) -> Any:
-    """The small header pickles hold only ints, strings and dicts: refuse any global."""
-
-    class _Plain(pickle.Unpickler):
-        def find_class(self, module: str, name: str) -> Any:
-            raise pickle.UnpicklingError(f"unexpected global {module}.{name} in checkpoint header")
-
-    return _Plain(f).load()
-
-
 def load_state_dict(path: str | Path) -> dict[str, np.ndarray]:
-    """`torch.load(path)["model_state"]` for a legacy-format checkpoint, as numpy arrays."""
+    """`torch.load(path)["model_state"]` for the legacy-format checkpoint, as numpy arrays (torch_checkpoint.py)."""
     try:
-        with open(path, "rb") as f:
-            _magic, _protocol, sys_info = _safe_load(f), _safe_load(f), _safe_load(f)
-            if not (isinstance(sys_info, dict) and sys_info.get("little_endian", True)):
-                raise WeightsError(f"{path}: not a little-endian legacy PyTorch checkpoint")
-            storages: dict[str, _Storage] = {}
-            root = _CheckpointUnpickler(f, storages).load()
-            keys = _safe_load(f)
-            for key in keys:
-                st = storages[str(key)]
-                (numel,) = struct.unpack("<q", f.read(8))
-                if numel != st.numel:
-                    raise WeightsError(f"{path}: storage {key} holds {numel} elements, expected {st.numel}")
-                raw = f.read(numel * st.dtype.itemsize)
-                st.data = np.frombuffer(raw, dtype=st.dtype)
-    except (OSError, pickle.UnpicklingError, EOFError, struct.error, KeyError, ValueError) as e:
+        state = read_checkpoint(path, "model_state")
+    except CheckpointError as e:
         raise WeightsError(f"cannot read speaker model weights {path}: {e}") from e
-    state = root.get("model_state") if isinstance(root, dict) else None
-    if not isinstance(state, dict):
+    if not state:
         raise WeightsError(f"{path}: no model_state in checkpoint")
-    return {k: v.materialize() for k, v in state.items() if isinstance(v, _TensorRef)}
+    return state
 
 
 def default_weights_path() -> Path:

@@ -20,7 +20,7 @@ from sori_engine.campplus import get_model as campplus_model
 from sori_engine.diarization_weights import CAMPPLUS, SEGMENTATION, WeightsMissing, locate
 from sori_engine.fbank import fbank
 from sori_engine.segmentation import get_model as segmentation_model
-from sori_engine.torch_zip import CheckpointError, load_state_dict
+from sori_engine.torch_checkpoint import CheckpointError, load_state_dict
 
 REF = np.load(Path(__file__).parent / "fixtures" / "diarization_reference.npz")
 SR = 16000
