@@ -79,6 +79,7 @@ class DiarizeConfig:
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
     frame_pool: int = 1  # 1: CAM++ runs once per speech piece and windows pool its frame features; 0: per window
     piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
+    overlap_local_check: int = 0  # 1: no overlap turn where both local speakers heard at once map to one cluster
 
 
 # Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
@@ -488,6 +489,8 @@ class Embedded:
     windows: list[tuple[int, int]]
     emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
     overlap: np.ndarray | None = None  # bool per frame: two speakers at once (CAM++ backend, from segmentation)
+    local: np.ndarray | None = None  # per frame: segmentation's dominant local speaker (chunk · 3 + index; -1 none)
+    second: np.ndarray | None = None  # per frame: the chunk's second most active local speaker, numbered as `local`
 
 
 def embed_samples(
@@ -583,19 +586,52 @@ def embed_samples_campplus(
     if progress:
         progress(0.8)
     overlap = (act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap[:n_frames])
+    return Embedded(duration, n_frames, segments, windows, emb, overlap[:n_frames], act.local[:n_frames],
+                    None if act.second is None else act.second[:n_frames])
 
 
-def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -> list[tuple[int, int, int]]:
+def local_clusters(labels: np.ndarray, local: np.ndarray) -> dict[int, int]:
+    """Each local speaker of the segmentation (chunk · 3 + index) → the cluster most of its dominant frames have."""
+    ok = (local >= 0) & (labels >= 0)
+    out: dict[int, int] = {}
+    if not ok.any():
+        return out
+    pairs, counts = np.unique(np.stack([local[ok], labels[ok]]), axis=1, return_counts=True)
+    best: dict[int, int] = {}
+    for (code, lab), c in zip(pairs.T.tolist(), counts.tolist()):
+        if c > best.get(code, 0):
+            best[code], out[code] = c, lab
+    return out
+
+
+def overlap_turns(
+    labels: np.ndarray,
+    overlap: np.ndarray,
+    cfg: DiarizeConfig,
+    local: np.ndarray | None = None,
+    second: np.ndarray | None = None,
+) -> list[tuple[int, int, int]]:
     """A second speaker for each run of overlapped speech: the nearest speaker, before or after the run and within
     overlap_context_s, other than the one the run's frames are labelled with (the one being interrupted, or
     interrupting: real overlap sits next to the other speaker's own speech; a run with no other speaker that close
     is more often one reverberant far-microphone voice, docs/diarization.md). (start, end, label) in frames."""
     out: list[tuple[int, int, int]] = []
     ctx = round(cfg.overlap_context_s / FRAME_S)
+    check = cfg.overlap_local_check and local is not None and second is not None
+    mapping = local_clusters(labels, local) if check and local is not None else {}
     for a, b in _bool_runs(overlap & (labels >= 0)):
         own = labels[a:b]
         main = int(np.bincount(own[own >= 0]).argmax())
+        if check and local is not None and second is not None:
+            # the two local speakers the segmentation hears at once: if both are the same cluster elsewhere in
+            # their chunk, the "overlap" is one voice (typically reverberant, far from the microphone)
+            pair = np.stack([local[a:b], second[a:b]])
+            pair = pair[:, (pair >= 0).all(axis=0)]
+            if pair.size:
+                codes, counts = np.unique(pair, axis=1, return_counts=True)
+                l1, l2 = (int(c) for c in codes[:, int(counts.argmax())])
+                if l1 in mapping and l2 in mapping and mapping[l1] == mapping[l2]:
+                    continue
         before = labels[max(0, a - ctx) : a][::-1]
         after = labels[b : b + ctx]
         found: list[tuple[int, int]] = []  # (distance in frames, label)
@@ -645,7 +681,7 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
     if em.overlap is not None and k > 1:
-        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap, cfg))
+        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap, cfg, em.local, em.second))
     else:
         turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)

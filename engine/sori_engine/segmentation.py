@@ -153,6 +153,7 @@ class Activity:
     speech: np.ndarray
     overlap: np.ndarray
     local: np.ndarray
+    second: np.ndarray | None = None  # the second most active local speaker of that chunk, numbered as `local`
 
 
 def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
@@ -168,6 +169,7 @@ def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int
     weight = np.zeros(n, np.float32)
     best_dist = np.full(n, np.inf, np.float32)
     local = np.full(n, -1, np.int64)
+    second = np.full(n, -1, np.int64)
     hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
     grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
     for b in range(0, len(starts), batch):
@@ -191,10 +193,13 @@ def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int
             weight[grid] += w
             dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
             nearer = dist < best_dist[grid]
-            spk = np.argmax(p @ members.T, axis=1)
+            per_spk = p @ members.T  # (len(grid), 3): probability that each local speaker talks
+            order = np.argsort(-per_spk, axis=1)
+            spk = order[:, 0]
             silent = np.argmax(p, axis=1) == 0
             code = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + spk)
             local[grid[nearer]] = code[nearer]
+            second[grid[nearer]] = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + order[:, 1])[nearer]
             best_dist[grid[nearer]] = dist[nearer]
     weight = np.maximum(weight, 1e-6)
-    return Activity(speech_sum / weight, overlap_sum / weight, local)
+    return Activity(speech_sum / weight, overlap_sum / weight, local, second)
