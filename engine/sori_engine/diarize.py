@@ -7,7 +7,9 @@ campplus (`embed_samples_campplus`):
 1. pyannote segmentation-3.0 (segmentation.py) on 10 s chunks every `seg_step_s`: per 10 ms frame the probability
    of speech and of two speakers at once, and the chunk's dominant local speaker. Speech = its speech frames joined
    with Silero VAD's; speech regions are split where the local speaker changes inside a chunk.
-2. CAM++ (campplus.py) embeds `window_s` windows every `step_s` inside each of those segments (fbank.py features).
+2. CAM++ (campplus.py) runs once over each of those segments (cut into pieces of at most `piece_s`; fbank.py
+   features) and embeds `window_s` windows every `step_s` inside it by pooling the piece's frame features, so
+   overlapping windows cost no more network time than non-overlapping ones.
 3-4. Clustering and frame labels as below, with thresholds of its own (`CAMPPLUS_CONFIG`).
 5. Each run of overlap frames also gets a turn of the nearest other speaker (`overlap_turns`): two speakers' turns
    may overlap in time.
@@ -84,7 +86,9 @@ class DiarizeConfig:
 
 # Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
-CAMPPLUS_CONFIG = DiarizeConfig(backend="campplus", step_s=1.5, one_speaker_sim=0.55, merge_sim=0.55, batch=16)
+CAMPPLUS_CONFIG = DiarizeConfig(
+    backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.55, batch=16
+)
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
 # The engine's backend; resemblyzer stays selectable for comparison (docs/diarization.md).
