@@ -336,3 +336,25 @@ def test_backend_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv(BACKEND_ENV, "../etc/passwd")
     with pytest.raises(EngineError):
         config_from_env()
+
+
+def test_overlap_local_check() -> None:
+    """`overlap_local_check`: an overlap run whose two local speakers (of the segmentation) both map to one cluster
+    gets no second speaker; one whose local speakers map to two clusters does (synthetic frame data)."""
+    from sori_engine.diarize import overlap_turns
+
+    # frames 0-99 cluster 0, 100-199 cluster 1; overlap at 90-110 (a real hand-over) and at 40-50 (inside speaker 0)
+    labels = np.array([0] * 100 + [1] * 100)
+    overlap = np.zeros(200, dtype=bool)
+    overlap[90:110] = overlap[40:50] = True
+    local = np.array([0] * 100 + [1] * 100)  # local speaker 0 is cluster 0, local speaker 1 cluster 1 (chunk 0)
+    second = np.full(200, -1)
+    second[90:110] = np.where(np.arange(90, 110) < 100, 1, 0)  # the hand-over: the other local speaker
+    second[40:50] = 2  # local speaker 2 ...
+    local_ext = local.copy()
+    local_ext[0:20] = 2  # ... is dominant at the start, where the frames are cluster 0: the same voice
+    cfg = replace(DEFAULT_CONFIG, overlap_context_s=1.0)
+    plain = overlap_turns(labels, overlap, replace(cfg, overlap_local_check=0), local_ext, second)
+    checked = overlap_turns(labels, overlap, replace(cfg, overlap_local_check=1), local_ext, second)
+    assert [(a, b) for a, b, _ in plain] == [(40, 50), (90, 110)]
+    assert [(a, b) for a, b, _ in checked] == [(90, 110)]
