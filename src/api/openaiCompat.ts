@@ -4,6 +4,7 @@
 // OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code.
 import fs from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
@@ -12,9 +13,11 @@ import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
+import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./errorMapping.js";
+import { ErrorBody, Int, type RouteDoc, Text } from "./routeDoc.js";
 import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
@@ -31,6 +34,67 @@ export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
 };
 
 const OPENAI_TEXT_PARTS = ["model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]", "timestamp_granularities", "stream"];
+
+// The multipart form as OpenAI documents it; openAiFields/toJobConfig read it (with the messages OpenAI's clients
+// expect), and the OpenAPI document shows it.
+const OpenAiForm = z.object({
+  file: z.string().meta({ format: "binary" }),
+  model: z.enum(Object.keys(OPENAI_MODELS) as [string, ...string[]]),
+  language: z.string().optional(),
+  prompt: z.string().optional(),
+  response_format: z.enum(OPENAI_FORMATS).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
+  stream: z.boolean().optional(),
+});
+const Usage = z.object({ type: z.literal("duration"), seconds: Int });
+const OpenAiJson = z.object({ text: z.string(), usage: Usage });
+const OpenAiVerbose = z.object({
+  task: z.literal("transcribe"),
+  language: z.string(),
+  duration: z.number(),
+  text: z.string(),
+  segments: z
+    .array(
+      z.object({
+        id: Int,
+        seek: Int,
+        start: z.number(),
+        end: z.number(),
+        text: z.string(),
+        tokens: z.array(Int),
+        temperature: z.number(),
+        avg_logprob: z.number(),
+        compression_ratio: z.number(),
+        no_speech_prob: z.number(),
+      }),
+    )
+    .optional(),
+  words: z.array(z.object({ word: z.string(), start: z.number(), end: z.number() })).optional(),
+  usage: Usage,
+});
+/** OpenAI's error shape, with sori's code. */
+const OpenAiError = z
+  .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: ErrorBody.shape.code }) })
+  .meta({ id: "OpenAiError" });
+
+export const openaiDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/v1/audio/transcriptions",
+    summary: "OpenAI-compatible synchronous transcription (extra)",
+    auth: true,
+    body: { "multipart/form-data": OpenAiForm },
+    responses: {
+      200: {
+        description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",
+        content: { "application/json": z.union([OpenAiJson, OpenAiVerbose]), "text/plain": Text },
+      },
+    },
+    errors: ["H0001", "H0010", "H0002", "H0004", "H0005", "H0006", "A0001", "A0002"],
+    errorBody: OpenAiError,
+  },
+];
 
 /** Longest a call waits for its job (queue wait included) before answering E500 with the job id to read later. */
 const MAX_WAIT_MS = 30 * 60_000;
@@ -88,11 +152,11 @@ export function openAiBody(
   format: OpenAiFormat,
   utterances: Utterance[],
   opts: { durationS: number | null; words: boolean; segments: boolean },
-): string | Record<string, unknown> {
+): string | z.infer<typeof OpenAiJson> | z.infer<typeof OpenAiVerbose> {
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
   const text = joinText(sorted);
   const durationS = opts.durationS ?? (sorted.length ? Math.max(...sorted.map((u) => u.start_at + u.duration)) / 1000 : 0);
-  const usage = { type: "duration", seconds: Math.ceil(durationS) };
+  const usage = { type: "duration" as const, seconds: Math.ceil(durationS) };
   switch (format) {
     case "text":
       return text + "\n";
@@ -103,7 +167,7 @@ export function openAiBody(
       return { text, usage };
     case "verbose_json": {
       const lang = sorted[0]?.lang ?? "";
-      const body: Record<string, unknown> = {
+      const body: Omit<z.infer<typeof OpenAiVerbose>, "usage"> = {
         task: "transcribe",
         language: lang ? (languageNames.of(lang) ?? lang).toLowerCase() : "",
         duration: durationS,
@@ -128,8 +192,7 @@ export function openAiBody(
       if (opts.words) {
         body.words = sorted.flatMap((u) => (u.words ?? []).map((w) => ({ word: w.text, start: w.start_at / 1000, end: (w.start_at + w.duration) / 1000 })));
       }
-      body.usage = usage;
-      return body;
+      return { ...body, usage }; // last, as OpenAI sends it
     }
   }
 }
@@ -153,7 +216,8 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((err, req, reply) => {
     const e = toApiError(err);
     if (e.code === "E500") req.log.error({ err }, "unhandled error");
-    reply.status(e.status).send({ error: { message: e.message, type: errorType(e.status), param: null, code: e.code } });
+    const body: z.infer<typeof OpenAiError> = { error: { message: e.message, type: errorType(e.status), param: null, code: e.code } };
+    reply.status(e.status).send(body);
   });
 
   app.post("/v1/audio/transcriptions", async (req, reply) => {
@@ -198,8 +262,7 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
         const code = job.error_code === "H0010" || job.error_code === "H0006" ? job.error_code : "E500";
         throw new ApiError(code, job.error_message ?? "transcription failed");
       }
-      const results = JSON.parse(job.result ?? "{}") as { utterances?: Utterance[] };
-      const body = openAiBody(format, results.utterances ?? [], { durationS: job.audio_s, words, segments });
+      const body = openAiBody(format, readResults(job.result)?.utterances ?? [], { durationS: job.audio_s, words, segments });
       if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
       return body;
     } catch (err) {
