@@ -62,9 +62,14 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
       return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
     case "completed": {
       if (refined) return refinedBody(job);
-      return { id: job.id, status: "completed", results: withSpkType(readResultsBody(job.result)) };
+      return completedBody(job.id, readResultsBody(job.result));
     }
   }
+}
+
+/** The plain read of a completed job, from its stored results body (also what `sori transcribe` prints). */
+export function completedBody(id: string, stored: Record<string, unknown>): ReadBody {
+  return { id, status: "completed", results: withSpkType(stored) };
 }
 
 /** result=refined on a completed job (docs/enterprise.md): the refinement phase's status, and once it completed the
