@@ -14,13 +14,14 @@ import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 
-const STATUS_STATES: Record<(typeof STATUSES)[number], JobState[]> = {
+const STATUSES = ["transcribing", "completed", "failed"] as const;
+type Status = (typeof STATUSES)[number];
+const STATUS_STATES: Record<Status, JobState[]> = {
   transcribing: ["queued", "running"],
   completed: ["completed"],
   failed: ["failed"],
 };
 
-const STATUSES = ["transcribing", "completed", "failed"] as const;
 const ListQuery = z.object({
   status: z.enum(STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional().meta({ default: LIST_DEFAULT_LIMIT }),
@@ -104,24 +105,24 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     if (!ListQuery.shape.status.safeParse(status).success) {
       throw new ApiError("H0001", `status must be one of ${Object.keys(STATUS_STATES).join(", ")}`);
     }
-    // Digits only: Number() would also take "1e1", " 5" or "0x10".
-    const limit = ListQuery.shape.limit.safeParse(limitText);
-    if (!/^\d{1,3}$/.test(limitText ?? "1") || !limit.success) {
+    // Digits only: the coercion would also take "1e1", " 5" or "0x10".
+    const parsedLimit = ListQuery.shape.limit.safeParse(limitText);
+    if (!/^\d{1,3}$/.test(limitText ?? "1") || !parsedLimit.success) {
       throw new ApiError("H0001", `limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`);
     }
+    const limit = parsedLimit.data ?? LIST_DEFAULT_LIMIT;
     const beforeSeq = cursor === undefined || cursor === "" ? undefined : decodeCursor(cursor);
     takeRead(app, client);
     // One row more than asked tells whether another page follows.
     const rows = await listJobs(app.sori.store, {
       clientId: client.id,
-      states: status === undefined ? undefined : STATUS_STATES[status as (typeof STATUSES)[number]],
+      states: status === undefined ? undefined : STATUS_STATES[status as Status],
       beforeSeq,
-      limit: (limit.data ?? LIST_DEFAULT_LIMIT) + 1,
+      limit: limit + 1,
     });
-    const page = rows.slice(0, limit.data ?? LIST_DEFAULT_LIMIT);
+    const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const more = rows.length > page.length;
-    return { transcribes: page.map(listItem), next_cursor: more && last ? encodeCursor(last.seq) : null } satisfies z.infer<typeof ListPage>;
+    return { transcribes: page.map(listItem), next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null } satisfies z.infer<typeof ListPage>;
   });
 
   app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {
