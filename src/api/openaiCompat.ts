@@ -1,8 +1,8 @@
 // POST /v1/audio/transcriptions: OpenAI's transcription endpoint, so OpenAI SDKs and tools work against sori with
 // only a base URL and a token from /v1/authenticate (docs/extras.md). The request becomes an ordinary job (same
 // queue, workers, limits and retention, listed by GET /v1/transcribe); the call waits for it and answers in
-// OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code. The answers' bodies are
-// rendered in openaiBody.ts.
+// OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code (the bodies
+// are rendered in openaiBody.ts).
 import fs from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
