@@ -1,9 +1,26 @@
 // POST /v1/authenticate and the bearer-token check for every other /v1 route.
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
 import { dummySecretHash, verifySecret } from "../auth/secrets.js";
 import { ApiError } from "../errors.js";
 import { getClient } from "../storage/clients.js";
 import type { ClientRow } from "../storage/clients.js";
+import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
+
+const Credentials = z.object({ client_id: z.string().min(1), client_secret: z.string().min(1) }).meta({ id: "Credentials" });
+const Token = z.object({ access_token: z.string(), expire_at: Int.meta({ description: "epoch seconds" }) });
+
+export const authDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/v1/authenticate",
+    summary: "Issue an access token",
+    body: { "application/x-www-form-urlencoded": Credentials, "multipart/form-data": Credentials },
+    responses: { 200: { description: "A token", content: { "application/json": Token } } },
+    errors: ["H0001", "H0002", "H0005", "A0003"],
+    errorBody: ErrorBody,
+  },
+];
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { config, store, tokens, limiter } = app.sori;
@@ -13,17 +30,14 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     if (!limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst)) {
       throw new ApiError("A0003", "too many authentication attempts; slow down");
     }
-    const body = req.isMultipart() ? await multipartFields(req) : ((req.body ?? {}) as Record<string, unknown>);
-    const clientId = body.client_id;
-    const secret = body.client_secret;
-    if (typeof clientId !== "string" || !clientId || typeof secret !== "string" || !secret) {
-      throw new ApiError("H0001", "client_id and client_secret are required (form fields)");
-    }
+    const body = Credentials.safeParse(req.isMultipart() ? await multipartFields(req) : (req.body ?? {}));
+    if (!body.success) throw new ApiError("H0001", "client_id and client_secret are required (form fields)");
+    const { client_id: clientId, client_secret: secret } = body.data;
     const client = clientId.length <= 64 ? await getClient(store, clientId) : undefined;
     // Verify against a dummy hash for unknown ids so both failures take the same time.
     const ok = await verifySecret(secret.slice(0, 256), client?.secret_hash ?? (await dummySecretHash()));
     if (!client || !ok || client.disabled) throw new ApiError("H0002", "invalid client credentials");
-    return tokens.issue(client.id);
+    return (await tokens.issue(client.id)) satisfies z.infer<typeof Token>;
   });
 }
 

@@ -3,13 +3,34 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { projectRoot } from "../config.js";
+import { ErrorBody, type RouteDoc, Text } from "./routeDoc.js";
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
   ".css": "text/css; charset=utf-8",
 };
+
+export const consoleDocs: RouteDoc[] = [
+  {
+    method: "get",
+    path: "/",
+    summary: "Web console",
+    responses: { 200: { description: "The console's page", content: { "text/html": Text } }, 404: { description: "Console not built", content: { "text/plain": Text } } },
+  },
+  {
+    method: "get",
+    path: "/console/:file",
+    summary: "Web console assets",
+    params: z.object({ file: z.string() }),
+    responses: {
+      200: { description: "A built asset", content: { "text/javascript": Text, "text/css": Text } },
+      404: { description: "No such asset", content: { "application/json": ErrorBody } },
+    },
+  },
+];
 
 export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
   const dir = opts.dir ?? path.join(projectRoot, "console", "dist");

@@ -1,19 +1,40 @@
 // GET /v1/transcribe/{id}/export?format=srt|vtt|txt: a completed job's transcript as subtitles or plain text
 // (docs/extras.md). Same access rules and read rate as the spec's read, through the shared lookup.
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { ApiError } from "../errors.js";
 import { readJobConfig, readResults } from "../storage/stored.js";
-import { CONTENT_TYPES, EXPORT_FORMATS, isExportFormat, renderExport } from "../export/formats.js";
+import { CONTENT_TYPES, EXPORT_FORMATS, renderExport } from "../export/formats.js";
 import { requireClient } from "./auth.js";
-import { findOwnJob, takeRead } from "./jobAccess.js";
+import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
+import { ErrorBody, type RouteDoc, Text } from "./routeDoc.js";
+
+const ExportQuery = z.object({ format: z.enum(EXPORT_FORMATS).default("srt") });
+
+export const exportDocs: RouteDoc[] = [
+  {
+    method: "get",
+    path: "/v1/transcribe/:id/export",
+    summary: "A completed job as subtitles or text (extra)",
+    auth: true,
+    params: JobIdParams,
+    query: ExportQuery,
+    responses: {
+      200: { description: "The transcript", content: Object.fromEntries(Object.values(CONTENT_TYPES).map((t) => [t.split(";")[0]!, Text])) },
+    },
+    errors: [...READ_ERRORS],
+    errorBody: ErrorBody,
+  },
+];
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", requireClient);
 
-  app.get<{ Params: { id: string }; Querystring: { format?: string } }>("/v1/transcribe/:id/export", async (req, reply) => {
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>("/v1/transcribe/:id/export", async (req, reply) => {
     const client = req.client!;
-    const format = req.query.format ?? "srt";
-    if (!isExportFormat(format)) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
+    const query = ExportQuery.safeParse(req.query);
+    if (!query.success) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
+    const { format } = query.data;
     takeRead(app, client);
     const job = await findOwnJob(app, client, req.params.id);
     if (job.state !== "completed") {

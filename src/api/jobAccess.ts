@@ -2,11 +2,21 @@
 // deleted, 403 H0003 another client's, 410 H0007 expired), and the read rate limit (429 A0003). The read, export
 // and delete routes all go through here, so they cannot disagree about who may see what.
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 
 export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The `id` path parameter of every job route (findOwnJob checks it). */
+export const JobIdParams = z.object({
+  id: z.string().regex(JOB_ID).meta({
+    description: "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
+  }),
+});
+// The read table's refusals (read, export).
+export const READ_ERRORS = ["H0001", "H0002", "H0003", "H0004", "H0007", "A0003"] as const;
 
 /** Counts one read against the client's read rate; 429 A0003 when it polls too fast. */
 export function takeRead(app: FastifyInstance, client: ClientRow): void {

@@ -2,21 +2,73 @@
 // results removed now; later reads answer 404 H0004). Tenant-scoped like the read; docs/extras.md has the bodies.
 import type { JobListItem } from "@sori/client";
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { ApiError } from "../errors.js";
 import { deleteJob, listJobs } from "../storage/jobList.js";
 import type { JobRow } from "../storage/jobs.js";
 import type { JobState } from "../storage/schema.js";
 import { requireClient } from "./auth.js";
-import { findOwnJob, isExpired, takeRead } from "./jobAccess.js";
+import { findOwnJob, isExpired, JobIdParams, takeRead } from "./jobAccess.js";
+import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 
-const STATUS_STATES: Record<string, JobState[]> = {
+const STATUSES = ["transcribing", "completed", "failed"] as const;
+type Status = (typeof STATUSES)[number];
+const STATUS_STATES: Record<Status, JobState[]> = {
   transcribing: ["queued", "running"],
   completed: ["completed"],
   failed: ["failed"],
 };
+
+const ListQuery = z.object({
+  status: z.enum(STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional().meta({ default: LIST_DEFAULT_LIMIT }),
+  cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
+});
+const Time = z.iso.datetime();
+const ListItem = z
+  .object({
+    id: z.string(),
+    status: z.enum(STATUSES),
+    created_at: Time,
+    finished_at: Time.nullable(),
+    expires_at: Time.nullable(),
+    expired: z.boolean(),
+    audio_duration_ms: Int.nullable(),
+    error: z.object({ code: z.string() }).optional(),
+  })
+  .meta({ id: "ListItem" });
+const ListPage = z.object({ transcribes: z.array(ListItem), next_cursor: z.string().nullable() });
+const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
+// The client package declares the same shapes by hand (it has no zod); the compiler holds the two together.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _listItemIsTheClients: Same<z.infer<typeof ListItem>, JobListItem> = true;
+void _listItemIsTheClients;
+
+export const jobsListDocs: RouteDoc[] = [
+  {
+    method: "get",
+    path: "/v1/transcribe",
+    summary: "List the caller's jobs, newest first (extra)",
+    auth: true,
+    query: ListQuery,
+    responses: { 200: { description: "One page", content: { "application/json": ListPage } } },
+    errors: ["H0001", "H0002", "A0003"],
+    errorBody: ErrorBody,
+  },
+  {
+    method: "delete",
+    path: "/v1/transcribe/:id",
+    summary: "Delete a job's audio and result (extra)",
+    auth: true,
+    params: JobIdParams,
+    responses: { 200: { description: "Deleted", content: { "application/json": Deleted } } },
+    errors: ["H0001", "H0002", "H0003", "H0004", "A0003"],
+    errorBody: ErrorBody,
+  },
+];
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -50,25 +102,27 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: { status?: string; limit?: string; cursor?: string } }>("/v1/transcribe", async (req) => {
     const client = req.client!;
     const { status, limit: limitText, cursor } = req.query;
-    if (status !== undefined && !(status in STATUS_STATES)) {
+    if (!ListQuery.shape.status.safeParse(status).success) {
       throw new ApiError("H0001", `status must be one of ${Object.keys(STATUS_STATES).join(", ")}`);
     }
-    const limit = limitText === undefined ? LIST_DEFAULT_LIMIT : Number(limitText);
-    if (!/^\d{1,3}$/.test(limitText ?? "1") || !Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
+    // Digits only: the coercion would also take "1e1", " 5" or "0x10".
+    const parsedLimit = ListQuery.shape.limit.safeParse(limitText);
+    if (!/^\d{1,3}$/.test(limitText ?? "1") || !parsedLimit.success) {
       throw new ApiError("H0001", `limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`);
     }
+    const limit = parsedLimit.data ?? LIST_DEFAULT_LIMIT;
     const beforeSeq = cursor === undefined || cursor === "" ? undefined : decodeCursor(cursor);
     takeRead(app, client);
     // One row more than asked tells whether another page follows.
     const rows = await listJobs(app.sori.store, {
       clientId: client.id,
-      states: status === undefined ? undefined : STATUS_STATES[status],
+      states: status === undefined ? undefined : STATUS_STATES[status as Status],
       beforeSeq,
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { transcribes: page.map(listItem), next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null };
+    return { transcribes: page.map(listItem), next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null } satisfies z.infer<typeof ListPage>;
   });
 
   app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {
@@ -79,6 +133,6 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     if (!gone) throw new ApiError("H0004", "no transcription with this id");
     if (gone.blobKey) await app.sori.blobs.remove(gone.blobKey);
     req.log.info({ job_id: job.id, client_id: client.id, state: job.state }, "job deleted");
-    return { id: job.id, deleted: true };
+    return { id: job.id, deleted: true } satisfies z.infer<typeof Deleted>;
   });
 }

@@ -1,25 +1,25 @@
 // POST /v1/audio/transcriptions: OpenAI's transcription endpoint, so OpenAI SDKs and tools work against sori with
 // only a base URL and a token from /v1/authenticate (docs/extras.md). The request becomes an ordinary job (same
 // queue, workers, limits and retention, listed by GET /v1/transcribe); the call waits for it and answers in
-// OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code.
+// OpenAI's shapes, errors included: `{"error": {"message", "type", "param", "code"}}` with sori's code (the bodies
+// are rendered in openaiBody.ts).
 import fs from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
-import { renderExport } from "../export/formats.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
-import type { Utterance } from "../domain/utterance.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
+import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./errorMapping.js";
+import { OPENAI_FORMATS, type OpenAiFormat, OpenAiError, OpenAiJson, OpenAiVerbose, openAiBody, openAiError } from "./openaiBody.js";
+import { type RouteDoc, Text } from "./routeDoc.js";
 import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
-
-export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;
-export type OpenAiFormat = (typeof OPENAI_FORMATS)[number];
 
 /** OpenAI model names and what sori runs for them. */
 export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
@@ -31,6 +31,36 @@ export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
 };
 
 const OPENAI_TEXT_PARTS = ["model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]", "timestamp_granularities", "stream"];
+
+// The multipart form as OpenAI documents it; openAiFields/toJobConfig read it (with the messages OpenAI's clients
+// expect), and the OpenAPI document shows it.
+const OpenAiForm = z.object({
+  file: z.string().meta({ format: "binary" }),
+  model: z.enum(Object.keys(OPENAI_MODELS) as [string, ...string[]]),
+  language: z.string().optional(),
+  prompt: z.string().optional(),
+  response_format: z.enum(OPENAI_FORMATS).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
+  stream: z.boolean().optional(),
+});
+export const openaiDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/v1/audio/transcriptions",
+    summary: "OpenAI-compatible synchronous transcription (extra)",
+    auth: true,
+    body: { "multipart/form-data": OpenAiForm },
+    responses: {
+      200: {
+        description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",
+        content: { "application/json": z.union([OpenAiJson, OpenAiVerbose]), "text/plain": Text },
+      },
+    },
+    errors: ["H0001", "H0010", "H0002", "H0004", "H0005", "H0006", "A0001", "A0002"],
+    errorBody: OpenAiError,
+  },
+];
 
 /** Longest a call waits for its job (queue wait included) before answering E500 with the job id to read later. */
 const MAX_WAIT_MS = 30 * 60_000;
@@ -81,79 +111,13 @@ export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parse
   return { config: parseJobConfig(JSON.stringify(spec)), format, words, segments };
 }
 
-const languageNames = new Intl.DisplayNames(["en"], { type: "language" });
-
-/** OpenAI's response body for a completed job; a string for text, srt and vtt. */
-export function openAiBody(
-  format: OpenAiFormat,
-  utterances: Utterance[],
-  opts: { durationS: number | null; words: boolean; segments: boolean },
-): string | Record<string, unknown> {
-  const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
-  const text = joinText(sorted);
-  const durationS = opts.durationS ?? (sorted.length ? Math.max(...sorted.map((u) => u.start_at + u.duration)) / 1000 : 0);
-  const usage = { type: "duration", seconds: Math.ceil(durationS) };
-  switch (format) {
-    case "text":
-      return text + "\n";
-    case "srt":
-    case "vtt":
-      return renderExport(format, sorted);
-    case "json":
-      return { text, usage };
-    case "verbose_json": {
-      const lang = sorted[0]?.lang ?? "";
-      const body: Record<string, unknown> = {
-        task: "transcribe",
-        language: lang ? (languageNames.of(lang) ?? lang).toLowerCase() : "",
-        duration: durationS,
-        text,
-      };
-      if (opts.segments) {
-        // sori does not expose the decoder's statistics; the fields are there, with neutral values, for clients
-        // that read them.
-        body.segments = sorted.map((u, id) => ({
-          id,
-          seek: 0,
-          start: u.start_at / 1000,
-          end: (u.start_at + u.duration) / 1000,
-          text: u.msg,
-          tokens: [],
-          temperature: 0,
-          avg_logprob: 0,
-          compression_ratio: 0,
-          no_speech_prob: 0,
-        }));
-      }
-      if (opts.words) {
-        body.words = sorted.flatMap((u) => (u.words ?? []).map((w) => ({ word: w.text, start: w.start_at / 1000, end: (w.start_at + w.duration) / 1000 })));
-      }
-      body.usage = usage;
-      return body;
-    }
-  }
-}
-
-/** Utterances joined as one text: with spaces, except between two in a language written without them. */
-function joinText(utterances: Utterance[]): string {
-  let out = "";
-  utterances.forEach((u, i) => {
-    const noSpace = i > 0 && ["ja", "zh"].includes(u.lang) && ["ja", "zh"].includes(utterances[i - 1]!.lang);
-    out += (i === 0 || noSpace ? "" : " ") + u.msg.trim();
-  });
-  return out;
-}
-
-const errorType = (status: number): string =>
-  status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
-
 export async function openaiRoutes(app: FastifyInstance): Promise<void> {
   const { config, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
   app.setErrorHandler((err, req, reply) => {
     const e = toApiError(err);
     if (e.code === "E500") req.log.error({ err }, "unhandled error");
-    reply.status(e.status).send({ error: { message: e.message, type: errorType(e.status), param: null, code: e.code } });
+    reply.status(e.status).send(openAiError(e));
   });
 
   app.post("/v1/audio/transcriptions", async (req, reply) => {
@@ -198,8 +162,7 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
         const code = job.error_code === "H0010" || job.error_code === "H0006" ? job.error_code : "E500";
         throw new ApiError(code, job.error_message ?? "transcription failed");
       }
-      const results = JSON.parse(job.result ?? "{}") as { utterances?: Utterance[] };
-      const body = openAiBody(format, results.utterances ?? [], { durationS: job.audio_s, words, segments });
+      const body = openAiBody(format, readResults(job.result)?.utterances ?? [], { durationS: job.audio_s, words, segments });
       if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
       return body;
     } catch (err) {

@@ -1,330 +1,170 @@
 // GET /openapi.json: an OpenAPI 3.1 description of every route, served without auth so that API tools (and the
-// schemathesis run in test/security) can read it. The config object's schema is derived from the zod schema the
-// submit parses with, so the two cannot drift; the rest is written out by hand from docs/api.md and docs/extras.md.
-// test/security/openapi.test.ts checks that every route Fastify has is described here.
+// schemathesis run in test/security) can read it. Nothing here describes a route: each route module declares its
+// parameters, bodies and answers as the zod schemas its handler uses (routeDoc.ts), and this file only turns those
+// declarations into the document (zod's own JSON Schema export). test/security/openapi.test.ts checks that every
+// route Fastify has is described, and the HTTP tests that real answers match.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ERROR_CODES, type ErrorCode } from "../errors.js";
-import { EXPORT_FORMATS } from "../export/formats.js";
-import { ConfigSchema } from "../domain/jobConfig.js";
-import { LIST_MAX_LIMIT } from "./jobsList.js";
-import { OPENAI_FORMATS, OPENAI_MODELS } from "./openaiCompat.js";
+import { Liveness, Readiness } from "../metrics/health.js";
+import { authDocs } from "./auth.js";
+import { callbackSecretDocs } from "./callbackSecret.js";
+import { consoleDocs } from "./console.js";
+import { exportDocs } from "./export.js";
+import { jobsListDocs } from "./jobsList.js";
+import { openaiDocs } from "./openaiCompat.js";
+import { type RouteDoc, Text } from "./routeDoc.js";
+import { transcribeDocs } from "./transcribe.js";
 
 type Schema = Record<string, unknown>;
 
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: Schema): Schema => ({ "application/json": { schema } });
+// The operations routes live with the metrics (src/metrics/health.ts), below the HTTP layer; their shapes are
+// declared there and wrapped here.
+function healthDocs(metrics: boolean): RouteDoc[] {
+  const docs: RouteDoc[] = [
+    { method: "get", path: "/healthz", summary: "Liveness", responses: { 200: { description: "Up", content: { "application/json": Liveness } } } },
+    {
+      method: "get",
+      path: "/readyz",
+      summary: "Readiness: the store answers and this process's engines are up (docs/observability.md)",
+      responses: {
+        200: { description: "Ready", content: { "application/json": Readiness } },
+        503: { description: "Not ready", content: { "application/json": Readiness } },
+      },
+    },
+  ];
+  if (metrics) {
+    docs.push({
+      method: "get",
+      path: "/metrics",
+      summary: "Prometheus metrics (docs/observability.md)",
+      responses: { 200: { description: "Prometheus text format", content: { "text/plain": Text } } },
+    });
+  }
+  return docs;
+}
 
-/** The config part as JSON Schema: zod's own export (input side: every field optional, defaults shown). */
-export function configJsonSchema(): Schema {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(ConfigSchema, { io: "input", unrepresentable: "any" }) as Schema;
-  // The language codes are checked by a refinement, which JSON Schema cannot express by itself.
-  const props = schema.properties as Record<string, Schema>;
+const selfDoc: RouteDoc = {
+  method: "get",
+  path: "/openapi.json",
+  summary: "This document",
+  responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": z.looseObject({ openapi: z.literal("3.1.0") }) } } },
+};
+
+/** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS). */
+export function routeDocs(opts: { metrics: boolean }): RouteDoc[] {
+  return [
+    ...authDocs,
+    ...transcribeDocs,
+    ...jobsListDocs,
+    ...exportDocs,
+    ...openaiDocs,
+    ...callbackSecretDocs,
+    ...consoleDocs,
+    ...healthDocs(opts.metrics),
+    selfDoc,
+  ];
+}
+
+/** Collects the named schemas (`.meta({id})`) that the conversions meet, as the document's components. */
+class Converter {
+  readonly components: Record<string, Schema> = {};
+
+  /** A zod schema as JSON Schema; named parts (the schema itself included) become `#/components/schemas/<id>` references. Request parts are
+   * converted as zod's input (defaults optional), answers as its output. */
+  convert(schema: z.ZodType, io: "input" | "output"): Schema {
+    const out = z.toJSONSchema(schema, { io, target: "draft-2020-12", unrepresentable: "any" }) as Schema;
+    const { $schema: _s, $defs, ...rest } = JSON.parse(JSON.stringify(out).replaceAll('"#/$defs/', '"#/components/schemas/')) as Schema;
+    // A named schema at the top comes out as a reference to its own definition, which joins the others.
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, Schema>)) this.components[id] = def;
+    return rest;
+  }
+}
+
+const openApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
+function parameters(c: Converter, where: "path" | "query", shape: z.ZodObject | undefined): Schema[] {
+  if (!shape) return [];
+  const object = c.convert(shape, "input") as { properties?: Record<string, Schema>; required?: string[] };
+  return Object.entries(object.properties ?? {}).map(([name, schema]) => {
+    const { description, ...rest } = schema;
+    const required = where === "path" || (object.required ?? []).includes(name);
+    return { name, in: where, required, ...(description ? { description } : {}), schema: rest };
+  });
+}
+
+/** Refusals, one entry per HTTP status, with the codes each status stands for. */
+function errorResponses(c: Converter, codes: ErrorCode[], body: z.ZodType): Record<string, Schema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, "E500" as const]) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const schema = c.convert(body, "output");
+  return Object.fromEntries(
+    [...byStatus].map(([status, cs]) => [
+      String(status),
+      { description: cs.map((code) => `${code}: ${ERROR_CODES[code].msg}`).join("; "), content: { "application/json": { schema } } },
+    ]),
+  );
+}
+
+function operation(c: Converter, doc: RouteDoc): Schema {
+  const params = [...parameters(c, "path", doc.params), ...parameters(c, "query", doc.query)];
+  const responses: Schema = {};
+  for (const [status, res] of Object.entries(doc.responses)) {
+    const content = res.content && Object.fromEntries(Object.entries(res.content).map(([type, s]) => [type, { schema: c.convert(s, "output") }]));
+    responses[status] = { description: res.description, ...(content ? { content } : {}) };
+  }
+  if (doc.errors && doc.errorBody) Object.assign(responses, errorResponses(c, doc.errors, doc.errorBody));
+  const body = doc.body && {
+    required: true,
+    content: Object.fromEntries(
+      Object.entries(doc.body).map(([type, s]) => [
+        type,
+        { schema: c.convert(s, "input"), ...(type === "multipart/form-data" && doc.bodyEncoding ? { encoding: doc.bodyEncoding } : {}) },
+      ]),
+    ),
+  };
+  return {
+    summary: doc.summary,
+    ...(doc.auth ? { security: [{ bearerAuth: [] }] } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses,
+  };
+}
+
+/** The config part: the language codes are checked by a refinement, which JSON Schema cannot express by itself. */
+function withLanguageCodes(config: Schema | undefined): void {
+  const props = config?.properties as Record<string, Schema> | undefined;
+  if (!props) return;
   props.language_candidates = { ...props.language_candidates, items: { type: "string", enum: [...WHISPER_LANGUAGES] } };
   props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
-  return { ...schema, description: "The submit's config part. Unknown fields are ignored." };
 }
 
-/** Error responses in the spec's `{"code","msg"}` shape, one entry per HTTP status, codes listed per status. */
-function errors(codes: ErrorCode[], schema = "Error"): Record<string, Schema> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const c of [...codes, "E500" as const]) byStatus.set(ERROR_CODES[c].status, [...(byStatus.get(ERROR_CODES[c].status) ?? []), c]);
-  const out: Record<string, Schema> = {};
-  for (const [status, cs] of byStatus) out[String(status)] = { description: cs.map((c) => `${c}: ${ERROR_CODES[c].msg}`).join("; "), content: json(ref(schema)) };
-  return out;
-}
-
-const bearer = [{ bearerAuth: [] }];
-const idParam = {
-  name: "id",
-  in: "path",
-  required: true,
-  description: "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
-  schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
-};
-// Read-type routes all answer the read table's errors (src/api/jobAccess.ts).
-const readErrors = errors(["H0001", "H0002", "H0003", "H0004", "H0007", "A0003"]);
-const text = (type: string): Schema => ({ [type]: { schema: { type: "string" } } });
-
-/** `metrics`: whether GET /metrics is routed (SORI_METRICS). */
 export function openApiDocument(opts: { metrics: boolean }): Schema {
-  const errorCodes = Object.keys(ERROR_CODES);
+  const c = new Converter();
+  const paths: Record<string, Schema> = {};
+  for (const doc of routeDocs(opts)) {
+    const p = openApiPath(doc.path);
+    paths[p] = { ...paths[p], [doc.method]: operation(c, doc) };
+  }
+  withLanguageCodes(c.components.Config);
   return {
     openapi: "3.1.0",
     info: {
       title: "sori batch speech-to-text API",
       version: "1",
-      description: "The spec's three endpoints (authenticate, submit, read) and sori's extras (docs/extras.md). Every refused call answers {\"code\",\"msg\"} (docs/errors.md), except the OpenAI-compatible endpoint, which answers OpenAI's error shape with the same codes.",
+      description:
+        'The spec\'s three endpoints (authenticate, submit, read) and sori\'s extras (docs/extras.md). Every refused call answers {"code","msg"} (docs/errors.md), except the OpenAI-compatible endpoint, which answers OpenAI\'s error shape with the same codes.',
     },
     components: {
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "access_token from POST /v1/authenticate" } },
-      schemas: {
-        Error: {
-          type: "object",
-          required: ["code", "msg"],
-          additionalProperties: false,
-          properties: { code: { type: "string", enum: errorCodes }, msg: { type: "string" } },
-        },
-        OpenAiError: {
-          type: "object",
-          required: ["error"],
-          properties: {
-            error: {
-              type: "object",
-              required: ["message", "type", "code"],
-              properties: { message: { type: "string" }, type: { type: "string" }, param: { type: ["string", "null"] }, code: { type: "string", enum: errorCodes } },
-            },
-          },
-        },
-        Credentials: {
-          type: "object",
-          required: ["client_id", "client_secret"],
-          properties: { client_id: { type: "string" }, client_secret: { type: "string" } },
-        },
-        Config: configJsonSchema(),
-        Utterance: {
-          type: "object",
-          required: ["start_at", "duration", "msg", "spk", "lang"],
-          properties: {
-            start_at: { type: "integer" },
-            duration: { type: "integer" },
-            msg: { type: "string" },
-            spk: { type: "integer" },
-            spk_type: { type: "string", enum: ["NORMAL"] },
-            lang: { type: "string" },
-          },
-        },
-        ReadBody: {
-          type: "object",
-          required: ["id", "status"],
-          properties: {
-            id: { type: "string" },
-            status: { type: "string", enum: ["transcribing", "completed", "failed"] },
-            results: {
-              type: "object",
-              properties: {
-                utterances: { type: "array", items: ref("Utterance") },
-                insight: {
-                  type: "array",
-                  items: { type: "object", properties: { title: { type: "string" }, summary: { type: "string" }, category: { type: "string" } } },
-                },
-              },
-            },
-            error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" } } },
-            refine_status: { type: "string", enum: ["queued", "processing", "completed", "failed"] },
-            refine_error: {
-              type: "object",
-              required: ["code"],
-              properties: { code: { type: "string", enum: ["refiner_enqueue_failed", "refiner_input_unavailable", "refiner_failed"] } },
-            },
-          },
-        },
-        Readiness: {
-          type: "object",
-          required: ["status", "checks"],
-          properties: {
-            status: { type: "string", enum: ["ready", "not_ready"] },
-            not_ready: { type: "array", items: { type: "string" } },
-            checks: { type: "object", additionalProperties: { type: "string" } },
-          },
-        },
-        ListItem: {
-          type: "object",
-          required: ["id", "status", "created_at", "finished_at", "expires_at", "expired", "audio_duration_ms"],
-          properties: {
-            id: { type: "string" },
-            status: { type: "string", enum: ["transcribing", "completed", "failed"] },
-            created_at: { type: "string", format: "date-time" },
-            finished_at: { type: ["string", "null"], format: "date-time" },
-            expires_at: { type: ["string", "null"], format: "date-time" },
-            expired: { type: "boolean" },
-            audio_duration_ms: { type: ["integer", "null"] },
-            error: { type: "object", required: ["code"], properties: { code: { type: "string" } } },
-          },
-        },
-      },
+      schemas: c.components,
     },
-    paths: {
-      "/v1/authenticate": {
-        post: {
-          summary: "Issue an access token",
-          requestBody: {
-            required: true,
-            content: {
-              "application/x-www-form-urlencoded": { schema: ref("Credentials") },
-              "multipart/form-data": { schema: ref("Credentials") },
-            },
-          },
-          responses: {
-            "200": {
-              description: "A token",
-              content: json({
-                type: "object",
-                required: ["access_token", "expire_at"],
-                properties: { access_token: { type: "string" }, expire_at: { type: "integer", description: "epoch seconds" } },
-              }),
-            },
-            ...errors(["H0001", "H0002", "H0005", "A0003"]),
-          },
-        },
-      },
-      "/v1/transcribe": {
-        post: {
-          summary: "Submit a transcription job",
-          security: bearer,
-          requestBody: {
-            required: true,
-            content: {
-              "multipart/form-data": {
-                schema: {
-                  type: "object",
-                  required: ["config", "file"],
-                  properties: { config: ref("Config"), file: { type: "string", format: "binary", description: "mp4, m4a, mp3, amr, flac or wav" } },
-                },
-                encoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
-              },
-            },
-          },
-          responses: {
-            "200": { description: "Queued", content: json({ type: "object", required: ["id"], additionalProperties: false, properties: { id: { type: "string" } } }) },
-            ...errors(["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"]),
-          },
-        },
-        get: {
-          summary: "List the caller's jobs, newest first (extra)",
-          security: bearer,
-          parameters: [
-            { name: "status", in: "query", schema: { type: "string", enum: ["transcribing", "completed", "failed"] } },
-            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: LIST_MAX_LIMIT } },
-            { name: "cursor", in: "query", schema: { type: "string" }, description: "next_cursor of the previous page" },
-          ],
-          responses: {
-            "200": {
-              description: "One page",
-              content: json({
-                type: "object",
-                required: ["transcribes", "next_cursor"],
-                properties: { transcribes: { type: "array", items: ref("ListItem") }, next_cursor: { type: ["string", "null"] } },
-              }),
-            },
-            ...errors(["H0001", "H0002", "A0003"]),
-          },
-        },
-      },
-      "/v1/transcribe/{id}": {
-        get: {
-          summary: "Read a job",
-          security: bearer,
-          parameters: [idParam, { name: "result", in: "query", schema: { type: "string", enum: ["refined"] } }],
-          responses: { "200": { description: "The job", content: json(ref("ReadBody")) }, ...readErrors },
-        },
-        delete: {
-          summary: "Delete a job's audio and result (extra)",
-          security: bearer,
-          parameters: [idParam],
-          responses: {
-            "200": {
-              description: "Deleted",
-              content: json({ type: "object", required: ["id", "deleted"], properties: { id: { type: "string" }, deleted: { const: true } } }),
-            },
-            ...errors(["H0001", "H0002", "H0003", "H0004", "A0003"]),
-          },
-        },
-      },
-      "/v1/transcribe/{id}/export": {
-        get: {
-          summary: "A completed job as subtitles or text (extra)",
-          security: bearer,
-          parameters: [idParam, { name: "format", in: "query", schema: { type: "string", enum: [...EXPORT_FORMATS], default: "srt" } }],
-          responses: {
-            "200": { description: "The transcript", content: { ...text("application/x-subrip"), ...text("text/vtt"), ...text("text/plain") } },
-            ...readErrors,
-          },
-        },
-      },
-      "/v1/audio/transcriptions": {
-        post: {
-          summary: "OpenAI-compatible synchronous transcription (extra)",
-          security: bearer,
-          requestBody: {
-            required: true,
-            content: {
-              "multipart/form-data": {
-                schema: {
-                  type: "object",
-                  required: ["file", "model"],
-                  properties: {
-                    file: { type: "string", format: "binary" },
-                    model: { type: "string", enum: Object.keys(OPENAI_MODELS) },
-                    language: { type: "string" },
-                    prompt: { type: "string" },
-                    response_format: { type: "string", enum: [...OPENAI_FORMATS] },
-                    temperature: { type: "number", minimum: 0, maximum: 1 },
-                    "timestamp_granularities[]": { type: "array", items: { type: "string", enum: ["word", "segment"] } },
-                    stream: { type: "boolean" },
-                  },
-                },
-              },
-            },
-          },
-          responses: {
-            "200": {
-              description: "The transcript in the asked response_format",
-              content: { "application/json": { schema: { type: "object" } }, ...text("text/plain") },
-            },
-            ...errors(["H0001", "H0010", "H0002", "H0004", "H0005", "H0006", "A0001", "A0002"], "OpenAiError"),
-          },
-        },
-      },
-      "/v1/callbacks/secret": {
-        get: {
-          summary: "The caller's callback signing secret (extra)",
-          security: bearer,
-          responses: {
-            "200": { description: "The secret", content: json({ type: "object", required: ["secret"], properties: { secret: { type: "string" } } }) },
-            ...errors(["H0002"]),
-          },
-        },
-      },
-      "/": {
-        get: {
-          summary: "Web console",
-          responses: { "200": { description: "The console's page", content: text("text/html") }, "404": { description: "Console not built", content: text("text/plain") } },
-        },
-      },
-      "/console/{file}": {
-        get: {
-          summary: "Web console assets",
-          parameters: [{ name: "file", in: "path", required: true, schema: { type: "string" } }],
-          responses: {
-            "200": { description: "A built asset", content: { ...text("text/javascript"), ...text("text/css") } },
-            "404": { description: "No such asset", content: json(ref("Error")) },
-          },
-        },
-      },
-      "/healthz": {
-        get: {
-          summary: "Liveness",
-          responses: { "200": { description: "Up", content: json({ type: "object", required: ["status"], properties: { status: { const: "ok" } } }) } },
-        },
-      },
-      "/readyz": {
-        get: {
-          summary: "Readiness: the store answers and this process's engines are up (docs/observability.md)",
-          responses: {
-            "200": { description: "Ready", content: json(ref("Readiness")) },
-            "503": { description: "Not ready", content: json(ref("Readiness")) },
-          },
-        },
-      },
-      ...(opts.metrics
-        ? { "/metrics": { get: { summary: "Prometheus metrics (docs/observability.md)", responses: { "200": { description: "Prometheus text format", content: text("text/plain") } } } } }
-        : {}),
-      "/openapi.json": {
-        get: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1", content: json({ type: "object" }) } } },
-      },
-    },
+    paths,
   };
 }
 

@@ -2,15 +2,17 @@
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
 import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ApiError } from "../errors.js";
-import { parseJobConfig } from "../domain/jobConfig.js";
+import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
-import { findOwnJob, JOB_ID, takeRead } from "./jobAccess.js";
-import { readResponse } from "./readResponse.js";
+import { findOwnJob, JOB_ID, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
+import { ReadBody, readResponse } from "./readResponse.js";
+import { ErrorBody, type RouteDoc } from "./routeDoc.js";
 import { readUpload, singleField } from "./upload.js";
 
 const LINGER_BYTES = 8 * 1024 * 1024;
@@ -36,6 +38,37 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): voi
     req.resume();
   });
 }
+
+const ReadQuery = z.object({ result: z.literal("refined").optional() });
+const SubmitBody = z.object({
+  config: ConfigSchema.meta({ id: "Config", description: "The submit's config part. Unknown fields are ignored." }),
+  file: z.string().meta({ format: "binary", description: "mp4, m4a, mp3, amr, flac or wav" }),
+});
+const Queued = z.strictObject({ id: z.string() });
+export const transcribeDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/v1/transcribe",
+    summary: "Submit a transcription job",
+    auth: true,
+    body: { "multipart/form-data": SubmitBody },
+    bodyEncoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
+    responses: { 200: { description: "Queued", content: { "application/json": Queued } } },
+    errors: ["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"],
+    errorBody: ErrorBody,
+  },
+  {
+    method: "get",
+    path: "/v1/transcribe/:id",
+    summary: "Read a job",
+    auth: true,
+    params: JobIdParams,
+    query: ReadQuery,
+    responses: { 200: { description: "The job", content: { "application/json": ReadBody } } },
+    errors: [...READ_ERRORS],
+    errorBody: ErrorBody,
+  },
+];
 
 export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
   const { config, blobs } = app.sori;
@@ -81,7 +114,7 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       }
       await checkQuotaFor(app, client, audioS);
       const id = await queueJob(app, req, { client, config: jobConfig, spoolPath: blob.path, format, audioS }, (key) => (blobKey = key));
-      return { id };
+      return { id } satisfies z.infer<typeof Queued>;
     } catch (err) {
       // Left behind only if the store is unreachable now; the orphan sweep removes it later.
       if (blobKey) await blobs.remove(blobKey).catch(() => {});
@@ -91,14 +124,14 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.get<{ Params: { id: string }; Querystring: { result?: string } }>("/v1/transcribe/:id", async (req) => {
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>("/v1/transcribe/:id", async (req): Promise<ReadBody> => {
     const client = req.client!;
     const { id } = req.params;
-    const { result } = req.query;
     if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
-    if (result !== undefined && result !== "refined") throw new ApiError("H0001", "result must be 'refined' when given");
+    const query = ReadQuery.safeParse(req.query);
+    if (!query.success) throw new ApiError("H0001", "result must be 'refined' when given");
     takeRead(app, client);
     const job = await findOwnJob(app, client, id);
-    return readResponse(job, result === "refined");
+    return readResponse(job, query.data.result === "refined");
   });
 }

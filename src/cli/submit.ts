@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { SoriClient, SoriError, type TranscribeConfig } from "@sori/client";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { z } from "zod";
 import { loadConfig } from "../config.js";
 
 interface SubmitOptions {
@@ -23,6 +24,23 @@ const positive = (v: string): number => {
   return n;
 };
 
+const CredentialsFile = z.object({ client_id: z.string().min(1), client_secret: z.string().min(1) });
+// The config is sent as given: the server checks it (and may be a newer version that knows more fields).
+const ConfigObject = z.looseObject({});
+
+/** JSON text read through a schema; `what` names the input in the error. */
+function parseJson<T extends z.ZodType>(text: string, schema: T, what: string): z.infer<T> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new Error(`${what} is not valid JSON`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${what}: ${z.prettifyError(parsed.error).replaceAll("\n", "; ")}`);
+  return parsed.data;
+}
+
 /** client_id and client_secret from the flags, else a credentials file, else the local demo client. */
 function credentials(o: SubmitOptions): { clientId: string; clientSecret: string } {
   if (o.clientId && o.clientSecret) return { clientId: o.clientId, clientSecret: o.clientSecret };
@@ -30,8 +48,7 @@ function credentials(o: SubmitOptions): { clientId: string; clientSecret: string
   if (!fs.existsSync(file)) {
     throw new Error("no credentials: pass --client-id and --client-secret, or --credentials FILE (JSON with client_id, client_secret)");
   }
-  const c = JSON.parse(fs.readFileSync(file, "utf8")) as { client_id?: string; client_secret?: string };
-  if (!c.client_id || !c.client_secret) throw new Error(`${file} lacks client_id or client_secret`);
+  const c = parseJson(fs.readFileSync(file, "utf8"), CredentialsFile, `${file} (needs client_id and client_secret)`);
   return { clientId: c.client_id, clientSecret: c.client_secret };
 }
 
@@ -48,12 +65,7 @@ export function submitCommand(): Command {
     .addOption(new Option("--format <format>", "with --wait: what to print").choices(["json", "srt", "vtt", "txt"]).default("json"))
     .option("--poll-ms <ms>", "polling interval while waiting", positive, 5000)
     .action(async (file: string, o: SubmitOptions) => {
-      let config: TranscribeConfig;
-      try {
-        config = JSON.parse(o.config) as TranscribeConfig;
-      } catch {
-        throw new Error("--config is not valid JSON");
-      }
+      const config: TranscribeConfig = parseJson(o.config, ConfigObject, "--config");
       if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
       const client = new SoriClient({ baseUrl: o.url, ...credentials(o), pollIntervalMs: o.pollMs });
       try {

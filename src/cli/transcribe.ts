@@ -11,6 +11,7 @@ import { loadConfig } from "../config.js";
 import { Engine } from "../engine/client.js";
 import { loadModelRegistry } from "../engine/models.js";
 import { toApiError } from "../api/errorMapping.js";
+import { completedBody } from "../api/readResponse.js";
 import { InvalidInput } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
@@ -48,7 +49,8 @@ export function transcribeCommand(): Command {
         );
         bar?.update(100);
         bar?.stop();
-        print({ id, status: "completed", results });
+        // The read body's form (spk_type added), from the results as a worker would store them.
+        print(completedBody(id, { ...results }));
       } catch (err) {
         bar?.stop();
         if (isApiError(err) || err instanceof InvalidInput) {

@@ -5,8 +5,6 @@ import { buildCues, DEFAULT_CUE_RULES, type Cue, type CueRules, type CueSource }
 export const EXPORT_FORMATS = ["srt", "vtt", "txt"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-export const isExportFormat = (f: unknown): f is ExportFormat => (EXPORT_FORMATS as readonly unknown[]).includes(f);
-
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   srt: "application/x-subrip; charset=utf-8",
   vtt: "text/vtt; charset=utf-8",

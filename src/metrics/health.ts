@@ -3,6 +3,7 @@
 // (Prometheus text; docs/observability.md). None of them shows a client id, a job or a secret.
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
+import { z } from "zod";
 import type { Engine } from "../engine/client.js";
 import { registry } from "./index.js";
 import { refreshQueueDepth } from "./queue.js";
@@ -16,11 +17,22 @@ export interface HealthOptions {
   metrics: boolean;
 }
 
+// The answers' shapes, for the OpenAPI document (src/api/openapiDocument.ts).
+export const Liveness = z.object({ status: z.literal("ok") });
+export const Readiness = z
+  .object({
+    status: z.enum(["ready", "not_ready"]),
+    not_ready: z.array(z.string()).optional(),
+    checks: z.record(z.string(), z.string()),
+  })
+  .meta({ id: "Readiness" });
+type Readiness = z.infer<typeof Readiness>;
+
 // A store that does not answer within this is as good as down for a load balancer's probe.
 const STORE_TIMEOUT_MS = 2000;
 
 export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): Promise<void> {
-  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/healthz", async () => ({ status: "ok" }) satisfies z.infer<typeof Liveness>);
 
   app.get("/readyz", async (_req, reply) => {
     const checks: Record<string, string> = { store: await storeCheck(opts.store) };
@@ -28,8 +40,8 @@ export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): P
     const notReady = Object.entries(checks)
       .filter(([k, v]) => v !== (k === "store" ? "ok" : "loaded"))
       .map(([k]) => k);
-    if (notReady.length) return reply.status(503).send({ status: "not_ready", not_ready: notReady, checks });
-    return { status: "ready", checks };
+    if (notReady.length) return reply.status(503).send({ status: "not_ready", not_ready: notReady, checks } satisfies Readiness);
+    return { status: "ready", checks } satisfies Readiness;
   });
 
   if (opts.metrics) {

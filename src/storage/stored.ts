@@ -1,6 +1,7 @@
 // Typed reads of the JSON the job store keeps as text: the job config written at submit, and the results written
 // at completion. Every read of stored JSON goes through here, so the shape each caller relies on is checked in one
 // place instead of being asserted by a cast at each call site.
+import { z } from "zod";
 import { ConfigSchema, type JobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
 
@@ -25,8 +26,17 @@ export function readResultsBody(text: string | null): Record<string, unknown> {
   return isObject(body) ? body : {};
 }
 
-/** The utterances of a stored results body, or null when it holds no utterance list. */
+// What a stored utterance must have for the readers below (exports, the OpenAI route, refinement); other members
+// are allowed. Checked, not parsed into a copy: the caller gets the stored objects, their members in stored order.
+const StoredWord = z.object({ start_at: z.number(), duration: z.number(), text: z.string() });
+const StoredResults = z.object({
+  utterances: z.array(
+    z.object({ start_at: z.number(), duration: z.number(), msg: z.string(), spk: z.number(), lang: z.string(), words: z.array(StoredWord).optional() }),
+  ),
+});
+
+/** The utterances of a stored results body, or null when it holds no well-formed utterance list. */
 export function readResults(text: string | null): ({ utterances: Utterance[] } & Record<string, unknown>) | null {
   const body = readResultsBody(text);
-  return Array.isArray(body.utterances) ? (body as { utterances: Utterance[] } & Record<string, unknown>) : null;
+  return StoredResults.safeParse(body).success ? (body as { utterances: Utterance[] } & Record<string, unknown>) : null;
 }

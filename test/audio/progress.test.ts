@@ -118,5 +118,6 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     assert.ok(percents.some((p) => p > 0 && p < 100), `no intermediate step on the bar: ${[...new Set(percents)].join(" ")}`);
     for (const [i, p] of percents.entries()) assert.ok(i === 0 || p >= percents[i - 1]!, `bar went back: ${percents.join(" ")}`);
     assert.match(out, /"status": "completed"/);
+    assert.match(out, /"spk_type": "NORMAL"/, "prints the read body's form");
   });
 });

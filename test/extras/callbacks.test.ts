@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { isPrivateAddress } from "../../src/callbacks/ssrf.js";
 import { verifySignature } from "../../src/callbacks/sign.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
+import { assertDocumented } from "../helpers/documented.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
@@ -73,7 +74,9 @@ describe("callbacks (receiver on loopback, allowed by the admin switch)", () => 
     url = sori.url;
     token = await authenticate(url, c.client_id, c.client_secret);
     const r = await fetch(`${url}/v1/callbacks/secret`, { headers: { authorization: `Bearer ${token}` } });
-    secret = ((await r.json()) as { secret: string }).secret;
+    const body = (await r.json()) as { secret: string };
+    assertDocumented("GET /v1/callbacks/secret", r.status, body);
+    secret = body.secret;
     assert.match(secret, /^scb_[A-Za-z0-9_-]{43}$/);
   });
   after(async () => {

@@ -7,6 +7,7 @@ import Sqlite from "better-sqlite3";
 import { buildCues, charLength, DEFAULT_CUE_RULES, type CueSource } from "../../src/export/cues.js";
 import { clock, toSrt, toText, toVtt } from "../../src/export/formats.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
+import { assertDocumented } from "../helpers/documented.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
@@ -126,7 +127,10 @@ describe("GET /v1/transcribe/{id}/export on real speech", () => {
 
   const get = async (id: string, query: string, t = token) => {
     const r = await fetch(`${url}/v1/transcribe/${id}/export${query}`, { headers: { authorization: `Bearer ${t}` } });
-    return { status: r.status, type: r.headers.get("content-type") ?? "", disposition: r.headers.get("content-disposition"), text: await r.text() };
+    const out = { status: r.status, type: r.headers.get("content-type") ?? "", disposition: r.headers.get("content-disposition"), text: await r.text() };
+    const media = out.type.split(";")[0]!;
+    assertDocumented("GET /v1/transcribe/{id}/export", out.status, media === "application/json" ? JSON.parse(out.text) : out.text, media);
+    return out;
   };
 
   before(async () => {

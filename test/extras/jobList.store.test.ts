@@ -1,58 +1,38 @@
 // The store side of the job list and delete (src/storage/jobList.ts) on SQLite and, where it is up, PostgreSQL:
 // keyset pages, filters and tenant scope; delete ends queued and running work (fenced) and drops every result.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import pg from "pg";
 import { claimTasks, completeTask, type Lease } from "../../src/jobs/queue.js";
 import { insertClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { deleteJob, listJobs } from "../../src/storage/jobList.js";
 import { countInFlight, getJob, insertJob } from "../../src/storage/jobs.js";
+import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
-const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000;
 const lease = { workerId: "w1", leaseMs: 60_000 };
 
-async function pgAdmin<R>(f: (c: pg.Client) => Promise<R>): Promise<R> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-const pgSkip = await pgAdmin((c) => c.query("select 1")).then(
-  () => false as const,
-  (e: Error) => `PostgreSQL unreachable at ${PG_ADMIN_URL} (${e.message}); set SORI_TEST_PG_URL or start it`,
-);
+const pgSkip = (await pgUnavailable()) ?? false;
 
 for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const) {
   describe(`job list and delete in the store, on ${label}`, { skip }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-joblist-"));
-    const dbName = `sori_joblist_${process.pid}_${randomBytes(4).toString("hex")}`;
+    let pgDb: PgDatabase | undefined;
     let store: Store;
 
     before(async () => {
-      let databaseUrl: string | undefined;
-      if (label === "PostgreSQL") {
-        await pgAdmin((c) => c.query(`CREATE DATABASE ${dbName}`));
-        const url = new URL(PG_ADMIN_URL);
-        url.pathname = `/${dbName}`;
-        databaseUrl = url.toString();
-      }
-      store = await openStore({ databaseUrl, dataDir: path.join(dir, "data") });
+      if (label === "PostgreSQL") pgDb = await createPgDatabase("sori_joblist");
+      store = await openStore({ databaseUrl: pgDb?.url, dataDir: path.join(dir, "data") });
       for (const id of ["a", "b"]) {
         await insertClient(store, { id, name: id, secret_hash: "scrypt$x", tier: "standard", max_concurrent: null, quota_s: null, read_rps: null }, T);
       }
     });
     after(async () => {
       await store?.close();
-      if (label === "PostgreSQL") await pgAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+      await pgDb?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
     beforeEach(async () => {

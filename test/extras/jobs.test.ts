@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
+import { assertDocumented } from "../helpers/documented.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
@@ -18,12 +19,16 @@ interface ListBody {
 
 async function list(url: string, token: string, query = ""): Promise<{ status: number; body: ListBody & { code?: string } }> {
   const r = await fetch(`${url}/v1/transcribe${query}`, { headers: { authorization: `Bearer ${token}` } });
-  return { status: r.status, body: (await r.json()) as ListBody };
+  const body = (await r.json()) as ListBody;
+  assertDocumented("GET /v1/transcribe", r.status, body);
+  return { status: r.status, body };
 }
 
 async function del(url: string, token: string, id: string): Promise<{ status: number; body: any }> {
   const r = await fetch(`${url}/v1/transcribe/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
-  return { status: r.status, body: await r.json() };
+  const body = await r.json();
+  assertDocumented("DELETE /v1/transcribe/{id}", r.status, body);
+  return { status: r.status, body };
 }
 
 const blobCount = (dataDir: string): number => fs.readdirSync(path.join(dataDir, "blobs")).length;

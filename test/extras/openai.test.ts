@@ -5,8 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { toFile } from "openai";
+import type { TranscriptionVerbose } from "openai/resources/audio/transcriptions";
 import { authenticate, read } from "../helpers/api.js";
 import { normalizedCer } from "../helpers/cer.js";
+import { assertDocumented } from "../helpers/documented.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
@@ -35,6 +37,7 @@ describe("OpenAI-compatible transcription with the openai SDK", () => {
     const { data, response } = await openai.audio.transcriptions
       .create({ file: fs.createReadStream(JFK), model: "whisper-1" })
       .withResponse();
+    assertDocumented("POST /v1/audio/transcriptions", response.status, { ...data });
     assert.ok(normalizedCer(data.text, JFK_TEXT) < 0.15, data.text);
     assert.deepEqual((data as { usage?: unknown }).usage, { type: "duration", seconds: 11 });
     const id = response.headers.get("x-sori-job-id")!;
@@ -43,15 +46,19 @@ describe("OpenAI-compatible transcription with the openai SDK", () => {
     assert.equal(job.body.results.utterances.map((u: { msg: string }) => u.msg).join(" "), data.text);
   });
 
-  it("verbose_json with word and segment timestamps", async () => {
-    const r = await openai.audio.transcriptions.create({
-      file: fs.createReadStream(JFK),
-      model: "whisper-1",
-      language: "en",
-      response_format: "verbose_json",
-      timestamp_granularities: ["word", "segment"],
-      temperature: 0,
-    });
+  it("verbose_json with word and segment timestamps, as the OpenAPI document describes it", async () => {
+    const raw = await openai.audio.transcriptions
+      .create({
+        file: fs.createReadStream(JFK),
+        model: "whisper-1",
+        language: "en",
+        response_format: "verbose_json",
+        timestamp_granularities: ["word", "segment"],
+        temperature: 0,
+      })
+      .asResponse();
+    const r = (await raw.json()) as TranscriptionVerbose;
+    assertDocumented("POST /v1/audio/transcriptions", raw.status, r);
     assert.equal(r.language, "english");
     assert.ok(Math.abs(r.duration - 11) < 0.5);
     assert.ok(r.segments && r.segments.length > 0);

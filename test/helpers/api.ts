@@ -1,6 +1,8 @@
-// A minimal client of the spec's API, as an RTZR-style client would use it (fetch + FormData).
+// A minimal client of the spec's API, as an RTZR-style client would use it (fetch + FormData). Every JSON answer it
+// gets is checked against the served OpenAPI document's schema for that route and status (documented.ts).
 import fs from "node:fs";
 import path from "node:path";
+import { assertDocumented } from "./documented.js";
 
 export async function authenticate(url: string, id: string, secret: string): Promise<string> {
   const r = await fetch(`${url}/v1/authenticate`, {
@@ -8,7 +10,9 @@ export async function authenticate(url: string, id: string, secret: string): Pro
     body: new URLSearchParams({ client_id: id, client_secret: secret }),
   });
   if (r.status !== 200) throw new Error(`authenticate: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { access_token: string }).access_token;
+  const body = (await r.json()) as { access_token: string };
+  assertDocumented("POST /v1/authenticate", r.status, body);
+  return body.access_token;
 }
 
 export async function submit(
@@ -22,12 +26,16 @@ export async function submit(
   const blob = typeof file === "string" ? new Blob([fs.readFileSync(file)]) : file;
   form.append("file", blob, typeof file === "string" ? path.basename(file) : "upload.bin");
   const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  const body = (await r.json()) as Record<string, unknown>;
+  assertDocumented("POST /v1/transcribe", r.status, body);
+  return { status: r.status, body };
 }
 
 export async function read(url: string, token: string, id: string, query = ""): Promise<{ status: number; body: any }> {
   const r = await fetch(`${url}/v1/transcribe/${id}${query}`, { headers: { authorization: `Bearer ${token}` } });
-  return { status: r.status, body: await r.json() };
+  const body = await r.json();
+  assertDocumented("GET /v1/transcribe/{id}", r.status, body);
+  return { status: r.status, body };
 }
 
 /** Polls until the job is final (completed or failed). */

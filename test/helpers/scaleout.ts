@@ -6,44 +6,12 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import pg from "pg";
 import { freePort } from "./pgCluster.js";
 import { createClient, ROOT, startSori, tempDataDir, type SoriProcess } from "./server.js";
 
-export const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** Why the shared PostgreSQL cannot be used, or null when it can. */
-export async function pgUnavailable(): Promise<string | null> {
-  return admin((c) => c.query("SELECT 1")).then(
-    () => null,
-    (e: Error) => `PostgreSQL unreachable at ${PG_ADMIN_URL} (${e.message}); set SORI_TEST_PG_URL or start it`,
-  );
-}
-
-export interface PgDatabase {
-  url: string;
-  name: string;
-  drop(): Promise<void>;
-}
-
-/** A fresh, uniquely named database; drop() removes it (closing whatever is still connected). */
-export async function createPgDatabase(prefix = "sori_test"): Promise<PgDatabase> {
-  const name = `${prefix}_${process.pid}_${randomBytes(4).toString("hex")}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), name, drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) };
-}
+// The PostgreSQL part lives in pgDatabase.ts, so that store tests can use it without loading the AWS SDK.
+import { createPgDatabase, type PgDatabase } from "./pgDatabase.js";
+export { createPgDatabase, PG_ADMIN_URL, type PgDatabase, pgUnavailable } from "./pgDatabase.js";
 
 export interface S3Server {
   endpoint: string;

@@ -1,18 +1,16 @@
 // /metrics, /readyz and the logs, against the real `sori` processes: a serve with one worker and the real engine
 // (SQLite), then an API host and a `sori worker` on a PostgreSQL database that the test drops under them.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import pg from "pg";
 import { createLogger } from "../../src/log.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
+import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
-const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 // 2.1 s of Korean speech: the shortest real clip of the shared test data.
 const CLIP = path.join(TESTDATA, "ko", "deeply_studioapt_sub100101a00063.wav");
 
@@ -142,34 +140,19 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function pgAdmin<R>(f: (c: pg.Client) => Promise<R>): Promise<R> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 15_000 });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end();
-  }
-}
-
-const pgDown = await pgAdmin((c) => c.query("select 1")).then(
-  () => null,
-  (e: Error) => `PostgreSQL unreachable at ${PG_ADMIN_URL} (${e.message})`,
-);
+const pgDown = await pgUnavailable();
 
 describe("PostgreSQL hosts: SORI_METRICS=0, a worker's metrics port, and /readyz with the store gone", { skip: pgDown ?? false }, () => {
-  const db = `sori_obs_${process.pid}_${randomBytes(4).toString("hex")}`;
+  let db: PgDatabase | undefined;
   let api: SoriProcess;
   let worker: SoriProcess;
   let workerUrl: string;
   let dataDir: string;
 
   before(async () => {
-    await pgAdmin((c) => c.query(`CREATE DATABASE ${db}`));
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${db}`;
+    db = await createPgDatabase("sori_obs");
     dataDir = tempDataDir();
-    const env = { SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: url.toString(), SORI_PORT: "0" };
+    const env = { SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_PORT: "0" };
     api = await startSori("serve", { ...env, SORI_METRICS: "0" }, ["--no-workers"]);
     const port = await freePort();
     workerUrl = `http://127.0.0.1:${port}`;
@@ -178,7 +161,7 @@ describe("PostgreSQL hosts: SORI_METRICS=0, a worker's metrics port, and /readyz
   after(async () => {
     await api?.stop();
     await worker?.stop();
-    await pgAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`));
+    await db?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -199,7 +182,7 @@ describe("PostgreSQL hosts: SORI_METRICS=0, a worker's metrics port, and /readyz
   });
 
   it("with the database dropped, /readyz answers 503 naming the store", async () => {
-    await pgAdmin((c) => c.query(`DROP DATABASE ${db} WITH (FORCE)`));
+    await db!.drop();
     for (const base of [api.url, workerUrl]) {
       const r = await get(`${base}/readyz`);
       assert.equal(r.status, 503, r.text);

@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { ConfigSchema } from "../../src/domain/jobConfig.js";
+import { assertDocumented } from "../helpers/documented.js";
 import { ROOT } from "../helpers/server.js";
 import { fastifyRoutes, inProcessApp } from "./inProcess.js";
 
@@ -60,6 +61,37 @@ describe("GET /openapi.json", () => {
   it("takes the config object's fields from the zod schema", () => {
     assert.deepEqual(Object.keys(doc.components.schemas.Config.properties).sort(), Object.keys(ConfigSchema.shape).sort());
     assert.deepEqual(doc.components.schemas.Config.properties.domain.enum, ["GENERAL", "CALL"]);
+  });
+
+  it("describes Utterance with its words and spk_type (the read body as the spec gives it)", () => {
+    const u = doc.components.schemas.Utterance;
+    assert.deepEqual(u.required.sort(), ["duration", "lang", "msg", "spk", "spk_type", "start_at"]);
+    assert.equal(u.properties.words.items.$ref, "#/components/schemas/Word");
+    assert.equal(u.properties.spk_type.const, "NORMAL");
+  });
+
+  it("matches what the routes answer without a job (the HTTP tests check the rest through test/helpers/api.ts)", async () => {
+    const answers: [string, string, Record<string, string>?][] = [
+      ["GET", "/healthz"],
+      ["GET", "/readyz"],
+      ["GET", "/openapi.json"],
+      ["GET", "/"],
+      ["GET", "/console/nothing.js"],
+      ["GET", "/v1/transcribe"],
+      ["GET", "/v1/transcribe/abc"],
+      ["GET", "/v1/transcribe/abc/export"],
+      ["DELETE", "/v1/transcribe/abc"],
+      ["GET", "/v1/callbacks/secret"],
+      ["POST", "/v1/audio/transcriptions"],
+      ["POST", "/v1/transcribe"],
+      ["POST", "/v1/authenticate", { "content-type": "application/x-www-form-urlencoded" }],
+    ];
+    for (const [method, url, headers] of answers) {
+      const r = await app.inject({ method: method as "GET", url, headers, payload: method === "POST" ? "client_id=x" : undefined });
+      const media = String(r.headers["content-type"] ?? "").split(";")[0]!;
+      const route = `${method} ${url.replace(/^\/v1\/transcribe\/abc/, "/v1/transcribe/{id}").replace(/^\/console\/.*/, "/console/{file}")}`;
+      assertDocumented(route, r.statusCode, media === "application/json" ? r.json() : r.body, media);
+    }
   });
 
   it("validates as OpenAPI 3.1 (openapi-spec-validator)", (t) => {

@@ -2,20 +2,19 @@
 // deleted or listed; the answer is 403 H0003 (docs/errors.md) and the job is untouched. The control requests show
 // the owner can do each of those things, so the refusals are about the tenant, not the job.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { authenticate, submit } from "../helpers/api.js";
+import { createPgDatabase, type PgDatabase } from "../helpers/pgDatabase.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
-const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const UTTERANCES = [{ start_at: 0, duration: 2000, msg: "alice's secret words", spk: 0, lang: "en" }];
 
 describe("cross-tenant isolation (PostgreSQL store)", () => {
-  const dbName = `sori_sec_${randomBytes(5).toString("hex")}`;
+  let pgDb: PgDatabase | undefined;
   let sori: SoriProcess;
   let env: NodeJS.ProcessEnv;
   let aliceToken: string;
@@ -28,13 +27,10 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
   };
 
   before(async () => {
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
+    pgDb = await createPgDatabase("sori_sec");
     env = {
       SORI_DATA_DIR: tempDataDir(),
-      SORI_DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`,
+      SORI_DATABASE_URL: pgDb.url,
       SORI_WORKERS: "0",
       SORI_PORT: "0",
       SORI_REFINE: "false",
@@ -65,10 +61,7 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
 
   after(async () => {
     await sori?.stop();
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await pgDb?.drop();
     if (env?.SORI_DATA_DIR) fs.rmSync(env.SORI_DATA_DIR, { recursive: true, force: true });
   });
 

@@ -6,7 +6,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import pg from "pg";
 import { sweepExpired } from "../../src/jobs/retention.js";
 import type { TaskFailure } from "../../src/jobs/failure.js";
 import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "../../src/jobs/queue.js";
@@ -16,24 +15,10 @@ import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { getClient, insertClient, listClients, updateClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { audioSecondsSince, countInFlight, getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
+import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
-const PG_ADMIN_URL = process.env.SORI_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const T = 1_700_000_000_000; // a fixed "now" for everything that takes one
 const RETENTION = 3600_000;
-
-/** Why PostgreSQL cannot be used here, or null when it can. */
-async function pgUnavailable(): Promise<string | null> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    await c.query("select 1");
-    return null;
-  } catch (e) {
-    return `PostgreSQL unreachable at ${PG_ADMIN_URL} (${(e as Error).message}); set SORI_TEST_PG_URL or start it`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
 
 interface Backend {
   /** A fresh, empty store location: databaseUrl for PostgreSQL, dataDir for both. */
@@ -55,27 +40,16 @@ function sqliteBackend(): Backend {
 }
 
 function postgresBackend(): Backend {
-  const name = `sori_test_${process.pid}_${randomBytes(4).toString("hex")}`;
+  let db: PgDatabase | undefined;
   let dir = "";
-  const admin = async <R>(f: (c: pg.Client) => Promise<R>): Promise<R> => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    try {
-      return await f(c);
-    } finally {
-      await c.end();
-    }
-  };
   return {
     async create() {
-      await admin((c) => c.query(`CREATE DATABASE ${name}`));
+      db = await createPgDatabase();
       dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-store-pg-"));
-      const url = new URL(PG_ADMIN_URL);
-      url.pathname = `/${name}`;
-      return { databaseUrl: url.toString(), dataDir: path.join(dir, "data") };
+      return { databaseUrl: db.url, dataDir: path.join(dir, "data") };
     },
     async destroy() {
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await db?.drop();
       if (dir) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
