@@ -41,6 +41,13 @@ LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
 # timestamps) is first widened by SPAN_MARGIN_S each side: it can be off by a word.
 MIN_WORD_SPEECH_S = 0.15
 SPAN_MARGIN_S = 0.5
+# ... and at least this much speech per character it has: a spoken Hangul syllable, kana or kanji takes 0.12 s or
+# more (8 syllables/s is fast speech), a Latin letter 0.06 s or more (about 15 letters/s). Half of that is asked, so
+# only a word that could not have been said in the speech under it fails. Whisper times a word it invents after the
+# last real one from that word's end, over the VAD's tail of speech frames: "수고하셨습니다." at 2.81-4.79 s on a
+# clip whose speech ends at 2.95 s (0.16 s of speech for 7 syllables), "고맙습니다." at 11.98-12.22 s (0.2 s for 5).
+SYLLABLE_SPEECH_S = 0.06
+LETTER_SPEECH_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,26 @@ def deloop(seg: Segment) -> Segment | None:
 
 
 # ------------------------------------------------------------------------------------------------ rules 2 and 3
+def needed(text: str) -> float:
+    """Seconds of speech frames a word needs under it to count as said (MIN_WORD_SPEECH_S, SYLLABLE_SPEECH_S)."""
+    chars = normalize(text)
+    latin = sum(1 for ch in chars if ch.isascii())
+    return max(MIN_WORD_SPEECH_S, latin * LETTER_SPEECH_S + (len(chars) - latin) * SYLLABLE_SPEECH_S)
+
+
+def _span(ps: list[Piece], i: int, seg: Segment) -> tuple[float, float]:
+    """The span whose speech is measured for piece i: its word timestamps, or its estimated span widened by
+    SPAN_MARGIN_S towards its neighbours in the segment -- not past the segment's own start or end, which are
+    Whisper's timestamp tokens (widened past them, a phrase invented after the last word takes in that word's
+    speech)."""
+    p = ps[i]
+    if p.word is not None:
+        return p.start, p.end
+    start = p.start if i == 0 else p.start - SPAN_MARGIN_S
+    end = p.end if i == len(ps) - 1 else p.end + SPAN_MARGIN_S
+    return max(start, seg.start), min(end, seg.end)
+
+
 def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None:
     """Remove the segment when it is on no speech; else the longest trailing and leading runs of words that are
     made of bag phrases and each lie on non-speech (one word on speech ends the run, so "네, 좋아요" said after an
@@ -217,8 +244,7 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
         return None
     ps = pieces(seg)
     n = len(ps)
-    margin = [0.0 if p.word is not None else SPAN_MARGIN_S for p in ps]
-    silent = [speech.seconds(p.start - m, p.end + m) < MIN_WORD_SPEECH_S for p, m in zip(ps, margin)]
+    silent = [speech.seconds(*_span(ps, i, seg)) < needed(p.text) for i, p in enumerate(ps)]
 
     def bag_run(run: list[Piece]) -> bool:
         return made_of(normalize("".join(p.text for p in run)), bag)
@@ -226,11 +252,19 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     first = n  # the trailing stretch of words on non-speech starts here
     while first > 0 and silent[first - 1]:
         first -= 1
-    tail = next((i for i in range(first, n) if bag_run(ps[i:])), n)
+    def too_short(a: int, b: int) -> bool:
+        """The run ps[a:b] as a whole has less speech under its own span than saying it takes. Only for runs that
+        take more than MIN_WORD_SPEECH_S (a phrase, not a one-syllable 네, whose estimated span is too rough), and
+        needed where its pieces, judged one by one with margins, each catch the last real word's speech: an
+        unspaced phrase is cut into characters."""
+        need = needed("".join(p.text for p in ps[a:b]))
+        return need > MIN_WORD_SPEECH_S and speech.seconds(ps[a].start, ps[b - 1].end) < need
+
+    tail = next((i for i in range(n) if (i >= first or too_short(i, n)) and bag_run(ps[i:])), n)
     last = 0  # the leading stretch ends here
     while last < tail and silent[last]:
         last += 1
-    head = next((j for j in range(last, 0, -1) if bag_run(ps[:j])), 0)
+    head = next((j for j in range(tail, 0, -1) if (j <= last or too_short(0, j)) and bag_run(ps[:j])), 0)
     if (head, tail) == (0, n):
         return seg
     if all(silent[head:tail]):
