@@ -8,9 +8,9 @@ data (docs/engine.md has the measurements and why each threshold):
    a segment that repeats its predecessor's text word for word (a loop across segments) is dropped.
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
-   the audio under each of its words is not speech -- less than MIN_WORD_SPEECH_S of frames with a Silero speech
-   probability of SPEECH_PROB or more -- at the segment's end, its start, or as the whole segment. Under real speech it stays, so
-   a caller who says 감사합니다 keeps it.
+   the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
+   Silero speech probability of SPEECH_PROB or more than saying it takes (`needed`) -- at the segment's end, its
+   start, or as the whole segment. Under real speech it stays, so a caller who says 감사합니다 keeps it.
 3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
    whatever it says.
 
