@@ -104,6 +104,7 @@ def test_loops_are_kept_once() -> None:
     words = [(i * 0.5, i * 0.5 + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은", " 끝"])]
     assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words)).text == "이 영상은 끝"
     assert h.deloop(seg(0.0, 1.0, "네 네 네")).text == "네 네 네"  # one-syllable answers are not a loop
+    assert h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다.")).text == "수기수염은 멈쩍합니다."
     again = [seg(0.0, 1.0, "さっきは、", language="ja"), seg(1.0, 2.0, "さっきは、", language="ja")]
     assert [s.text for s in h.clean(again, None)] == ["さっきは、"]
 
