@@ -5,7 +5,8 @@ last word) and loops (one phrase repeated until the window ends). Three rules, e
 data (docs/engine.md has the measurements and why each threshold):
 
 1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
-   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped.
+   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped, and so are
+   its leading words that continue its predecessor's last word to LOOP_REPEATS (`deloop_across`).
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
    the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
@@ -279,6 +280,24 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     return rebuild(seg, ps[head:tail])
 
 
+def deloop_across(prev: Segment, seg: Segment) -> Segment | None:
+    """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
+    LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR)."""
+    before = [normalize(p.text) for p in pieces(prev)]
+    if not before or len(before[-1]) < 2:
+        return seg
+    reps = 0
+    while reps < len(before) and before[len(before) - 1 - reps] == before[-1]:
+        reps += 1
+    ps = pieces(seg)
+    k = 0
+    while k < len(ps) and normalize(ps[k].text) == before[-1]:
+        k += 1
+    if k == 0 or reps + k < LOOP_REPEATS:
+        return seg
+    return rebuild(seg, ps[k:]) if ps[k:] else None
+
+
 def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
     """Apply the three rules to time-ordered segments (each with its own `language`, which picks the bag). Without
     a speech map only loops are handled."""
@@ -287,6 +306,8 @@ def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
         cleaned = deloop(seg)
         if cleaned is not None and speech is not None:
             cleaned = trim(cleaned, speech, phrases(seg.language))
+        if cleaned is not None and out:
+            cleaned = deloop_across(out[-1], cleaned)
         if cleaned is None:
             continue
         if out and normalize(out[-1].text) == normalize(cleaned.text) and len(normalize(cleaned.text)) >= 4:

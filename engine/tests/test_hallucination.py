@@ -105,6 +105,10 @@ def test_loops_are_kept_once() -> None:
     assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words)).text == "이 영상은 끝"
     assert h.deloop(seg(0.0, 1.0, "네 네 네")).text == "네 네 네"  # one-syllable answers are not a loop
     assert h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다.")).text == "수기수염은 멈쩍합니다."
+    split = [seg(0.0, 2.0, "수기수염은 멈쩍합니다."), seg(2.0, 3.0, "멈쩍합니다, 멈쩍합니다.")]  # seen at 5 dB SNR
+    assert [s.text for s in h.clean(split, None)] == ["수기수염은 멈쩍합니다."]
+    two = [seg(0.0, 2.0, "좋아요."), seg(2.0, 3.0, "좋아요, 가요.")]  # said twice: not a loop
+    assert [s.text for s in h.clean(two, None)] == ["좋아요.", "좋아요, 가요."]
     again = [seg(0.0, 1.0, "さっきは、", language="ja"), seg(1.0, 2.0, "さっきは、", language="ja")]
     assert [s.text for s in h.clean(again, None)] == ["さっきは、"]
 
