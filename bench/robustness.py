@@ -35,6 +35,7 @@ today's main and "after" this tree, with the same models and inputs:
     nice -n 10 .venv/bin/python bench/robustness.py --json /tmp/after.json
     ... --vad off        # what domain CALL sent before (model.vad false)
     ... --langs ko --conditions nb8k,amr --max-files 8 --show   # a subset, printing each hypothesis
+    ... --compare /tmp/before.json /tmp/after.json                # one before -> after table
 """
 
 from __future__ import annotations
@@ -272,7 +273,8 @@ def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict
     out = []
     for lang in langs:
         files = sorted((r for r in rows if r["local_file"].startswith(lang + "/")), key=lambda r: r["local_file"])
-        files = [r for r in files if len(decode(str(TESTDATA / r["local_file"]))) <= max_s * SR]
+        if max_s < 1e9:  # decoding every file only to skip the long ones costs CPU: not when none is skipped
+            files = [r for r in files if len(decode(str(TESTDATA / r["local_file"]))) <= max_s * SR]
         out += files[:max_files] if max_files else files
     return out
 
@@ -295,9 +297,13 @@ def main() -> None:
                     help="print the table again from a --json file's transcripts (after a change to the scoring)")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
+    ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
+                    help="print one before -> after table from two --json files (rows both have)")
     args = ap.parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
+    if args.compare:
+        return compare(Path(args.compare[0]), Path(args.compare[1]))
     for assignment in args.set:
         name, value = assignment.split("=", 1)
         module, attr = name.rsplit(".", 1)
@@ -376,6 +382,32 @@ def rescore(path: Path) -> None:
         acc["loops"] += int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
         acc["files"] += 1
     print_markdown(list(table.values()), langs)
+
+
+def compare(before_path: Path, after_path: Path) -> None:
+    """Before -> after per condition: CER per language, inserted words (characters), looping outputs, CPU s."""
+    before, after = ({row["condition"]: row for row in json.loads(p.read_text(encoding="utf-8"))["table"]}
+                     for p in (before_path, after_path))
+    conditions = [c for c in after if c in before]
+    langs = [k for k in after[conditions[0]] if k not in ("condition", "cpu_s")]
+    print("| condition | " + " | ".join(f"{lang} CER" for lang in langs) + " | ins words (chars) | loops | cpu s |")
+    print("|---|" + "---|" * len(langs) + "---|---|---|")
+    total = {side: {"ins": 0, "ins_ch": 0, "loops": 0} for side in ("b", "a")}
+    for c in conditions:
+        b, a = before[c], after[c]
+        cer = [f"{b[lang]['edits'] / max(b[lang]['chars'], 1):.3f} → {a[lang]['edits'] / max(a[lang]['chars'], 1):.3f}"
+               for lang in langs]
+        sums = {}
+        for side, row in (("b", b), ("a", a)):
+            sums[side] = {k: sum(row[lang][k] for lang in langs) for k in ("ins", "ins_ch", "loops")}
+            for k in total[side]:
+                total[side][k] += sums[side][k]
+        print(f"| {c} | " + " | ".join(cer) + f" | {sums['b']['ins']} ({sums['b']['ins_ch']}) → {sums['a']['ins']} "
+              f"({sums['a']['ins_ch']}) | {sums['b']['loops']} → {sums['a']['loops']} | "
+              f"{b['cpu_s']:.0f} → {a['cpu_s']:.0f} |")
+    tb, ta = total["b"], total["a"]
+    print(f"\n{len(conditions)} conditions: inserted words (chars) {tb['ins']} ({tb['ins_ch']}) → {ta['ins']} "
+          f"({ta['ins_ch']}); looping outputs {tb['loops']} → {ta['loops']}")
 
 
 def print_markdown(table: list[dict], langs: list[str]) -> None:

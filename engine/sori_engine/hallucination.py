@@ -5,12 +5,13 @@ last word) and loops (one phrase repeated until the window ends). Three rules, e
 data (docs/engine.md has the measurements and why each threshold):
 
 1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
-   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped.
+   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped, and so are
+   its leading words that continue its predecessor's last word to LOOP_REPEATS (`deloop_across`).
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
-   the audio under each of its words is not speech -- less than MIN_WORD_SPEECH_S of frames with a Silero speech
-   probability of SPEECH_PROB or more -- at the segment's end, its start, or as the whole segment. Under real speech it stays, so
-   a caller who says 감사합니다 keeps it.
+   the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
+   Silero speech probability of SPEECH_PROB or more than saying it takes (`needed`) -- at the segment's end, its
+   start, or as the whole segment. Under real speech it stays, so a caller who says 감사합니다 keeps it.
 3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
    whatever it says.
 
@@ -41,6 +42,13 @@ LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
 # timestamps) is first widened by SPAN_MARGIN_S each side: it can be off by a word.
 MIN_WORD_SPEECH_S = 0.15
 SPAN_MARGIN_S = 0.5
+# ... and at least this much speech per character it has: a spoken Hangul syllable, kana or kanji takes 0.12 s or
+# more (8 syllables/s is fast speech), a Latin letter 0.06 s or more (about 15 letters/s). Half of that is asked, so
+# only a word that could not have been said in the speech under it fails. Whisper times a word it invents after the
+# last real one from that word's end, over the VAD's tail of speech frames: "수고하셨습니다." at 2.81-4.79 s on a
+# clip whose speech ends at 2.95 s (0.16 s of speech for 7 syllables), "고맙습니다." at 11.98-12.22 s (0.2 s for 5).
+SYLLABLE_SPEECH_S = 0.06
+LETTER_SPEECH_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,9 @@ _LOOPED = re.compile(r"(\S.+?)\1{" + str(LOOP_REPEATS - 1) + ",}", re.DOTALL)
 def deloop(seg: Segment) -> Segment | None:
     """Keep one occurrence of each repeated run: at the word level when the segment has words, else on the text's
     characters (a loop "スタッフェンススタッフェンス..." inside one token)."""
-    if seg.words:
+    if seg.words or len(seg.text.split()) >= LOOP_REPEATS:
+        # Words, or whitespace tokens compared normalized: "멈쩍합니다. 멈쩍합니다, 멈쩍합니다." (seen at 5 dB SNR)
+        # differs in its punctuation, so the text pattern below misses it.
         ps = pieces(seg)
         units = [normalize(p.text) for p in ps]
         changed = False
@@ -200,7 +210,10 @@ def deloop(seg: Segment) -> Segment | None:
             del ps[start + k : start + reps * k]
             del units[start + k : start + reps * k]
             changed = True
-        return rebuild(seg, ps) if changed else seg
+        if changed:
+            return rebuild(seg, ps)
+        if seg.words:
+            return seg
     text = seg.text
     new = _LOOPED.sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
     if new == text:
@@ -209,6 +222,26 @@ def deloop(seg: Segment) -> Segment | None:
 
 
 # ------------------------------------------------------------------------------------------------ rules 2 and 3
+def needed(text: str) -> float:
+    """Seconds of speech frames a word needs under it to count as said (MIN_WORD_SPEECH_S, SYLLABLE_SPEECH_S)."""
+    chars = normalize(text)
+    latin = sum(1 for ch in chars if ch.isascii())
+    return max(MIN_WORD_SPEECH_S, latin * LETTER_SPEECH_S + (len(chars) - latin) * SYLLABLE_SPEECH_S)
+
+
+def _span(ps: list[Piece], i: int, seg: Segment) -> tuple[float, float]:
+    """The span whose speech is measured for piece i: its word timestamps, or its estimated span widened by
+    SPAN_MARGIN_S towards its neighbours in the segment -- not past the segment's own start or end, which are
+    Whisper's timestamp tokens (widened past them, a phrase invented after the last word takes in that word's
+    speech)."""
+    p = ps[i]
+    if p.word is not None:
+        return p.start, p.end
+    start = p.start if i == 0 else p.start - SPAN_MARGIN_S
+    end = p.end if i == len(ps) - 1 else p.end + SPAN_MARGIN_S
+    return max(start, seg.start), min(end, seg.end)
+
+
 def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None:
     """Remove the segment when it is on no speech; else the longest trailing and leading runs of words that are
     made of bag phrases and each lie on non-speech (one word on speech ends the run, so "네, 좋아요" said after an
@@ -217,8 +250,7 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
         return None
     ps = pieces(seg)
     n = len(ps)
-    margin = [0.0 if p.word is not None else SPAN_MARGIN_S for p in ps]
-    silent = [speech.seconds(p.start - m, p.end + m) < MIN_WORD_SPEECH_S for p, m in zip(ps, margin)]
+    silent = [speech.seconds(*_span(ps, i, seg)) < needed(p.text) for i, p in enumerate(ps)]
 
     def bag_run(run: list[Piece]) -> bool:
         return made_of(normalize("".join(p.text for p in run)), bag)
@@ -226,11 +258,19 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     first = n  # the trailing stretch of words on non-speech starts here
     while first > 0 and silent[first - 1]:
         first -= 1
-    tail = next((i for i in range(first, n) if bag_run(ps[i:])), n)
+    def too_short(a: int, b: int) -> bool:
+        """The run ps[a:b] as a whole has less speech under its own span than saying it takes. Only for runs that
+        take more than MIN_WORD_SPEECH_S (a phrase, not a one-syllable 네, whose estimated span is too rough), and
+        needed where its pieces, judged one by one with margins, each catch the last real word's speech: an
+        unspaced phrase is cut into characters."""
+        need = needed("".join(p.text for p in ps[a:b]))
+        return need > MIN_WORD_SPEECH_S and speech.seconds(ps[a].start, ps[b - 1].end) < need
+
+    tail = next((i for i in range(n) if (i >= first or too_short(i, n)) and bag_run(ps[i:])), n)
     last = 0  # the leading stretch ends here
     while last < tail and silent[last]:
         last += 1
-    head = next((j for j in range(last, 0, -1) if bag_run(ps[:j])), 0)
+    head = next((j for j in range(tail, 0, -1) if (j <= last or too_short(0, j)) and bag_run(ps[:j])), 0)
     if (head, tail) == (0, n):
         return seg
     if all(silent[head:tail]):
@@ -238,6 +278,24 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
         # AMR-NB: "자막은" before "구독과 좋아요 부탁드립니다", the phrase list holding only "자막").
         return None
     return rebuild(seg, ps[head:tail])
+
+
+def deloop_across(prev: Segment, seg: Segment) -> Segment | None:
+    """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
+    LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR)."""
+    before = [normalize(p.text) for p in pieces(prev)]
+    if not before or len(before[-1]) < 2:
+        return seg
+    reps = 0
+    while reps < len(before) and before[len(before) - 1 - reps] == before[-1]:
+        reps += 1
+    ps = pieces(seg)
+    k = 0
+    while k < len(ps) and normalize(ps[k].text) == before[-1]:
+        k += 1
+    if k == 0 or reps + k < LOOP_REPEATS:
+        return seg
+    return rebuild(seg, ps[k:]) if ps[k:] else None
 
 
 def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
@@ -248,6 +306,8 @@ def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
         cleaned = deloop(seg)
         if cleaned is not None and speech is not None:
             cleaned = trim(cleaned, speech, phrases(seg.language))
+        if cleaned is not None and out:
+            cleaned = deloop_across(out[-1], cleaned)
         if cleaned is None:
             continue
         if out and normalize(out[-1].text) == normalize(cleaned.text) and len(normalize(cleaned.text)) >= 4:

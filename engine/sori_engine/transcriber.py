@@ -49,6 +49,13 @@ GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in
 BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
 MISSING_S = 3.0  # speech in a clip that decoded to no text at all: suspect
 MAX_COMPRESSION = 2.4  # text compression ratio above which a result is a repetition loop (faster-whisper's threshold)
+# faster-whisper's own gates, also for the sequential re-decode (its temperature fallback: 0.0 then up by 0.2 to 1.0,
+# FALLBACK_STEPS of them after the first): a pass below MIN_LOGPROB is retried hotter; text with a no-speech
+# probability above NO_SPEECH_PROB and a log-probability below MIN_LOGPROB is dropped. Measured on narrow-band audio
+# in docs/models.md ("Phone audio: decoding settings").
+MIN_LOGPROB = -1.0
+NO_SPEECH_PROB = 0.6
+FALLBACK_STEPS = 5
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
@@ -464,13 +471,13 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts:
         return end_s - start_s >= MISSING_S
-    return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < -1.0 for fw in texts)
+    return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < MIN_LOGPROB for fw in texts)
 
 
 def _hallucinated(fw: FwSegment) -> bool:
     """A repetition loop (seen on a 0.6 s rest of breath: "はぁぁぁ..."), or text the model made up from silence
     (seen: "Thank you very much." on 1.1 s after the last word): WhisperModel.transcribe's no-speech rule."""
-    return fw.compression_ratio > MAX_COMPRESSION or (fw.no_speech_prob > 0.6 and fw.avg_logprob < -1.0)
+    return fw.compression_ratio > MAX_COMPRESSION or (fw.no_speech_prob > NO_SPEECH_PROB and fw.avg_logprob < MIN_LOGPROB)
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:
@@ -486,6 +493,9 @@ def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, re
         initial_prompt=req.initial_prompt,
         hotwords=req.hotwords,
         vad_filter=False,  # `audio` is already speech only
+        temperature=[round(0.2 * i, 1) for i in range(FALLBACK_STEPS + 1)],
+        log_prob_threshold=MIN_LOGPROB,
+        no_speech_threshold=NO_SPEECH_PROB,
     )
     return list(segments)
 

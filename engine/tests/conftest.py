@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from sori_engine.assemble import KNOWN_MODELS, assemble
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODEL_NAME = "whisper-base"
 REPLY_TIMEOUT_S = 120
+MAX_WAIT_S = 900
 
 
 @pytest.fixture(scope="session")
@@ -99,11 +101,29 @@ class Engine:
             self._lines.put(line)
         self._lines.put(b"")  # EOF
 
-    def read_line(self) -> dict[str, Any]:
+    def _cpu_s(self) -> float | None:
+        """CPU seconds the engine process has used (Linux /proc), None where that cannot be read."""
         try:
-            raw = self._lines.get(timeout=REPLY_TIMEOUT_S)
-        except queue.Empty:
-            raise AssertionError(f"engine did not answer within {REPLY_TIMEOUT_S}s\n{self.stderr_tail()}") from None
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def read_line(self) -> dict[str, Any]:
+        """The engine's next line. A hung engine fails the test: no answer within REPLY_TIMEOUT_S of the engine's
+        own CPU time (a busy shared machine stretches wall time, not CPU time), or within MAX_WAIT_S of wall time
+        (an engine stuck without using CPU)."""
+        start_cpu, start = self._cpu_s(), time.monotonic()
+        while True:
+            try:
+                raw = self._lines.get(timeout=1.0)
+                break
+            except queue.Empty:
+                cpu = self._cpu_s()
+                used = (time.monotonic() - start) if cpu is None or start_cpu is None else cpu - start_cpu
+                if used > REPLY_TIMEOUT_S or time.monotonic() - start > MAX_WAIT_S:
+                    raise AssertionError(f"engine did not answer within {REPLY_TIMEOUT_S} CPU s\n"
+                                         f"{self.stderr_tail()}") from None
         assert raw, f"engine closed stdout (exit {self.proc.poll()})\n{self.stderr_tail()}"
         # Every stdout line must be one JSON object: anything else would break the worker.
         obj = json.loads(raw)

@@ -57,6 +57,22 @@ def test_bag_phrase_on_non_speech_is_removed_on_speech_kept() -> None:
     assert [s.text for s in h.clean([plain], speech_until(2.5, 6.0))] == ["네, 알겠습니다. 감사합니다."]
 
 
+def test_invented_phrase_timed_from_the_last_words_end_is_removed() -> None:
+    # Seen on a real recording (shared untranscribed/vito_tritony_short_sample.wav, speech ends at 2.95 s): Whisper
+    # timed the invented "수고하셨습니다." from the last word's end, so 0.16 s of that word's speech lay under it.
+    words = [(1.85, 2.81, " 음성입니다."), (2.81, 4.79, " 수고하셨습니다.")]
+    [kept] = h.clean([seg(1.85, 4.79, "음성입니다. 수고하셨습니다.", words)], speech_until(2.97, 6.0))
+    assert kept.text == "음성입니다."
+    # Without word timestamps: the segment's own end bounds the estimated span (no margin past it).
+    [kept] = h.clean([seg(0.11, 2.81, "이 음성은 샘플 음성입니다."), seg(2.81, 4.79, "수고하셨습니다.")],
+                     speech_until(2.97, 6.0))
+    assert kept.text == "이 음성은 샘플 음성입니다."
+    # Said, it has the speech it takes (7 syllables: 0.42 s asked, 0.8 s there); a short real 네 needs 0.15 s.
+    said = [(1.85, 2.81, " 음성입니다."), (2.81, 3.6, " 수고하셨습니다.")]
+    assert len(h.clean([seg(1.85, 3.6, "음성입니다. 수고하셨습니다.", said)], speech_until(3.6, 6.0))[0].words or ()) == 2
+    assert h.needed("네.") == h.MIN_WORD_SPEECH_S and h.needed("Thank you.") == 8 * h.LETTER_SPEECH_S
+
+
 def test_segment_on_no_speech_is_dropped_whatever_it_says() -> None:
     segments = [seg(0.0, 2.0, "네, 마침 빈방이 있습니다."), seg(3.0, 5.0, "자, 자, 자, 자.")]
     assert [s.text for s in h.clean(segments, speech_until(2.2, 6.0))] == ["네, 마침 빈방이 있습니다."]
@@ -88,6 +104,11 @@ def test_loops_are_kept_once() -> None:
     words = [(i * 0.5, i * 0.5 + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은", " 끝"])]
     assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words)).text == "이 영상은 끝"
     assert h.deloop(seg(0.0, 1.0, "네 네 네")).text == "네 네 네"  # one-syllable answers are not a loop
+    assert h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다.")).text == "수기수염은 멈쩍합니다."
+    split = [seg(0.0, 2.0, "수기수염은 멈쩍합니다."), seg(2.0, 3.0, "멈쩍합니다, 멈쩍합니다.")]  # seen at 5 dB SNR
+    assert [s.text for s in h.clean(split, None)] == ["수기수염은 멈쩍합니다."]
+    two = [seg(0.0, 2.0, "좋아요."), seg(2.0, 3.0, "좋아요, 가요.")]  # said twice: not a loop
+    assert [s.text for s in h.clean(two, None)] == ["좋아요.", "좋아요, 가요."]
     again = [seg(0.0, 1.0, "さっきは、", language="ja"), seg(1.0, 2.0, "さっきは、", language="ja")]
     assert [s.text for s in h.clean(again, None)] == ["さっきは、"]
 
@@ -153,6 +174,20 @@ def test_looping_japanese_clip_comes_back_without_a_loop(engine: Engine, model: 
     text = norm(" ".join(s["text"] for s in segments))
     assert text and not LOOP.search(text), text
     assert len(text) < 60  # the reference has 38 characters
+
+
+def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(engine: Engine, model: dict[str, Any],
+                                                                   testdata: Path, tmp_path: Path) -> None:
+    """A sentence, then a real spoken 네 (the first 0.6 s of another shared clip), then 3 s of line hiss: the 네 stays,
+    with and without the VAD and word timestamps. No shared recording says 감사합니다 (nor any other closing phrase
+    of the bag but 네/예), so the real phrase is 네; 감사합니다 itself is covered on plain data above."""
+    clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))  # "... 알려드릴게요."
+    ne = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))[: int(0.6 * SR)]  # "네,"
+    path = write(tmp_path / "ends-ne.wav", with_hiss(np.concatenate([clip, ne])))
+    for vad, words in ((True, False), (False, True)):
+        segments = run(engine, {**model, "beam_size": 5, "vad": vad}, path, "ko", word_timestamps=words)
+        text = norm(" ".join(s["text"] for s in segments))
+        assert text.endswith("드릴게요네"), (vad, words, segments)
 
 
 def test_a_real_closing_word_is_kept(engine: Engine, model: dict[str, Any], testdata: Path, tmp_path: Path) -> None:
