@@ -41,11 +41,11 @@ const SYSTEM = [
   "You summarize phone calls and meetings for a call-centre dashboard. Answer with JSON only.",
   "- summary: 1 to 3 short sentences in the transcript's language that say who wanted what and what was decided (names, numbers, dates, amounts). Rephrase; never copy the transcript's sentences.",
   "- title: a few words naming the topic, in the transcript's language; not a sentence and not the summary.",
-  "- category, exactly one of:",
-  "  일상 = private talk between family or friends;",
-  "  문의 = a customer contacts a business or office: question, booking, order, complaint, repair, support;",
-  "  업무 = work between colleagues or business partners: meeting, report, instruction, schedule, quote, earnings call;",
-  "  스팸 = an unsolicited caller: advertising, sales pitch, loan or investment offer, prize, fraud, phishing.",
+  "- category: who is talking to whom, exactly one of:",
+  "  customer_inquiry = a customer, patient or citizen contacts a shop, restaurant, hotel, hospital, bank, delivery, repair or public office: question, booking, order, change, complaint, support (even when the staff speak politely and formally);",
+  "  work_colleagues = people who work together, in one company or as business partners: meeting, report, instruction, schedule, quote, earnings call;",
+  "  family_friends = private talk between family members or friends;",
+  "  spam_or_scam = an unsolicited caller: advertising, sales pitch, loan or investment offer, prize, fraud, phishing.",
 ].join("\n");
 
 // Worked examples; none of them is in the evaluation set (bench/insight/).
@@ -60,7 +60,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 대전 서구 둔산동이에요. 카드에 '생신 축하드려요'라고 써 주세요.",
       "[A] 네, 내일 오후 3시 전까지 배송해 드리겠습니다.",
     ].join("\n"),
-    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "문의"}',
+    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_inquiry"}',
   },
   {
     user: [
@@ -71,7 +71,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] ありがとうございます。届いたらすぐグラフを作って、夕方までに共有します。",
       "[B] 打ち合わせは10時からに変更になったので、それも先方に伝えておいて。",
     ].join("\n"),
-    assistant: '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "업무"}',
+    assistant: '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "work_colleagues"}',
   },
   {
     user: [
@@ -79,7 +79,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "Transcript:",
       "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
     ].join("\n"),
-    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "스팸"}',
+    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "spam_or_scam"}',
   },
   {
     user: [
@@ -89,7 +89,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 토요일 오전이면 돼. 몇 시까지 가면 돼?",
       "[A] 9시까지 와 줘. 점심은 내가 짜장면 살게.",
     ].join("\n"),
-    assistant: '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "일상"}',
+    assistant: '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "family_friends"}',
   },
 ];
 

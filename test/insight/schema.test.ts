@@ -6,7 +6,7 @@ import type { LlmBackend, LlmRequest } from "../../src/insight/backend.js";
 import { copyRate } from "../../src/insight/copy.js";
 import { buildPrompt } from "../../src/insight/prompt.js";
 import { splitWindows } from "../../src/insight/windows.js";
-import { CATEGORIES, dominantLanguage, InsightError, parseInsight, writtenIn } from "../../src/insight/schema.js";
+import { CATEGORIES, CATEGORY_LABELS, dominantLanguage, InsightError, parseInsight, writtenIn } from "../../src/insight/schema.js";
 
 const KO = [{ start_at: 0, duration: 1000, msg: "겨울 이불을 주문하고 싶은데요. 배송은 언제 되나요?", spk: 0, lang: "ko" }];
 
@@ -91,7 +91,7 @@ describe("insight output validation", () => {
     assert.match(p.user, /Focus \(from the client\): 고객 불만 위주로/);
     assert.match(p.user, /Keywords: 이불, 배송/);
     assert.match(p.user, /겨울 이불을 주문/);
-    for (const c of CATEGORIES) assert.ok(p.system.includes(c));
+    for (const label of Object.keys(CATEGORY_LABELS)) assert.ok(p.system.includes(label));
     const en = buildPrompt({ transcript: "hi", language: "en" });
     assert.equal(en.system, p.system);
     assert.deepEqual(en.examples, p.examples);
