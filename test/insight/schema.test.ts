@@ -124,4 +124,29 @@ describe("insight output validation", () => {
     clearTimeout(alive);
     assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
   });
+
+  it("a backend that ignores the abort (llama.cpp in the middle of a batch) never holds the job past its limit", async () => {
+    let finished = false;
+    const deaf: LlmBackend = {
+      name: "deaf",
+      // Answers a valid item only after 1.5 s, whatever the signal says.
+      complete: () => new Promise((resolve) => setTimeout(() => ((finished = true), resolve('{"summary":"이불을 주문했다.","title":"이불 주문","category":"customer_inquiry"}')), 1500)),
+      close: async () => {},
+    };
+    const t0 = Date.now();
+    const r = await insightForJob({ utterances: KO, language: "ko" }, deaf, 100);
+    const waited = Date.now() - t0;
+    assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
+    assert.ok(waited < 600, `waited ${waited} ms for a 100 ms limit`);
+    assert.equal(finished, false);
+  });
+});
+
+describe("insight categories", () => {
+  it("the model's English label becomes one of the spec's four values; a spec value is taken as it is", () => {
+    const item = (c: string): string => parseInsight(`{"title":"이불 주문","summary":"겨울 이불을 주문했다.","category":"${c}"}`, "ko").category;
+    assert.deepEqual(Object.keys(CATEGORY_LABELS).map(item), ["문의", "업무", "일상", "스팸"]);
+    for (const c of CATEGORIES) assert.equal(item(c), c);
+    assert.throws(() => item("inquiry"), InsightError);
+  });
 });
