@@ -41,11 +41,11 @@ const SYSTEM = [
   "You summarize phone calls and meetings for a call-centre dashboard. Answer with JSON only.",
   "- summary: 1 to 3 short sentences in the transcript's language that say who wanted what and what was decided (names, numbers, dates, amounts). Rephrase; never copy the transcript's sentences.",
   "- title: a few words naming the topic, in the transcript's language; not a sentence and not the summary.",
-  "- category: who is talking to whom, exactly one of:",
-  "  customer_inquiry = a customer, patient or citizen contacts a shop, restaurant, hotel, hospital, bank, delivery, repair or public office: question, booking, order, change, complaint, support (even when the staff speak politely and formally);",
+  "- category: who started the contact, and why. Exactly one of:",
+  "  customer_calls_business = a customer, patient or citizen contacts a shop, restaurant, hotel, hospital, bank, delivery, repair or public office for something they need: question, booking, order, change, complaint, support;",
+  "  unsolicited_offer_or_scam = a company or stranger contacts someone who did not ask for it: advertising, sales pitch, loan, insurance or investment offer, prize, refund, fraud, phishing (even when it sounds like customer service);",
   "  work_colleagues = people who work together, in one company or as business partners: meeting, report, instruction, schedule, quote, earnings call;",
-  "  family_friends = private talk between family members or friends;",
-  "  spam_or_scam = an unsolicited caller: advertising, sales pitch, loan or investment offer, prize, fraud, phishing.",
+  "  family_friends = private talk between family members or friends.",
 ].join("\n");
 
 // Worked examples; none of them is in the evaluation set (bench/insight/).
@@ -60,7 +60,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 대전 서구 둔산동이에요. 카드에 '생신 축하드려요'라고 써 주세요.",
       "[A] 네, 내일 오후 3시 전까지 배송해 드리겠습니다.",
     ].join("\n"),
-    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_inquiry"}',
+    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_calls_business"}',
   },
   {
     user: [
@@ -79,7 +79,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "Transcript:",
       "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
     ].join("\n"),
-    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "spam_or_scam"}',
+    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [

@@ -10,14 +10,15 @@ export type Category = (typeof CATEGORIES)[number];
 /**
  * What the model chooses from: English labels that name who is talking to whom, each mapped to one of the spec's
  * four values. With the Korean values themselves as the choice, the 1.5B model labelled most calls to a hotel,
- * restaurant or shop 업무 ("work": the staff speak business language); words it knows, that carry their own
- * definition, measured better (docs/enterprise.md, Figures).
+ * restaurant or shop 업무 ("work": the staff speak business language), and with a plain "inquiry" label it took
+ * sales and loan calls for enquiries; labels in words it knows that say who started the contact measured better
+ * (docs/enterprise.md, Figures).
  */
 export const CATEGORY_LABELS = {
-  customer_inquiry: "문의",
+  customer_calls_business: "문의",
   work_colleagues: "업무",
   family_friends: "일상",
-  spam_or_scam: "스팸",
+  unsolicited_offer_or_scam: "스팸",
 } as const satisfies Record<string, Category>;
 export type CategoryLabel = keyof typeof CATEGORY_LABELS;
 const LABELS = Object.keys(CATEGORY_LABELS) as [CategoryLabel, ...CategoryLabel[]];

@@ -273,6 +273,6 @@ describe("enterprise: an LLM that answers malformed JSON (OpenAI-compatible endp
     assert.equal(req.model, "test-model");
     assert.equal(req.response_format.type, "json_schema");
     // The model chooses among English labels that name who talks to whom; parseInsight maps them to the four values.
-    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, ["customer_inquiry", "work_colleagues", "family_friends", "spam_or_scam"]);
+    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, ["customer_calls_business", "work_colleagues", "family_friends", "unsolicited_offer_or_scam"]);
   });
 });
