@@ -14,7 +14,6 @@
 //   nice -n 19 npx tsx bench/enterprise.ts                           # refinement ko,ja + insight
 //   nice -n 19 npx tsx bench/enterprise.ts --langs ko --max-files 5 --no-insight
 //   nice -n 10 npx tsx bench/enterprise.ts --no-refine --insight-models models/a.gguf,models/b.gguf
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
