@@ -130,7 +130,13 @@ describe("insight output validation", () => {
     const deaf: LlmBackend = {
       name: "deaf",
       // Answers a valid item only after 1.5 s, whatever the signal says.
-      complete: () => new Promise((resolve) => setTimeout(() => ((finished = true), resolve('{"summary":"이불을 주문했다.","title":"이불 주문","category":"customer_inquiry"}')), 1500)),
+      complete: () =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            finished = true;
+            resolve('{"summary":"이불을 주문했다.","title":"이불 주문","category":"customer_calls_business"}');
+          }, 1500),
+        ),
       close: async () => {},
     };
     const t0 = Date.now();
