@@ -48,7 +48,8 @@ const SYSTEM = [
   "  family_friends = private talk between family members or friends.",
 ].join("\n");
 
-// Worked examples; none of them is in the evaluation set (bench/insight/).
+// Worked examples; none of them is in the evaluation set (bench/insight/). The two unsolicited sales calls (ko,
+// ja) are there because without them the model, seeing a company's polite script, took such calls for enquiries.
 const EXAMPLES: readonly ChatTurn[] = [
   {
     user: [
@@ -80,6 +81,28 @@ const EXAMPLES: readonly ChatTurn[] = [
       "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
     ].join("\n"),
     assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "unsolicited_offer_or_scam"}',
+  },
+  {
+    user: [
+      "Language: Korean",
+      "Transcript:",
+      "[A] 안녕하세요 고객님, 최신 스마트폰 무료 교체 행사 안내드리려고 연락드렸습니다.",
+      "[B] 저 신청한 적 없는데요.",
+      "[A] 고객님 번호가 우수 고객으로 선정되셔서요. 지금 요금제만 바꾸시면 기기값 없이 바로 보내 드립니다.",
+      "[B] 괜찮습니다. 끊을게요.",
+    ].join("\n"),
+    assistant: '{"summary": "통신사 판매원이 먼저 전화해 요금제를 바꾸면 최신 스마트폰을 무료로 준다고 권유했으나, 고객은 신청한 적이 없다며 거절했다.", "title": "스마트폰 무료 교체 권유", "category": "unsolicited_offer_or_scam"}',
+  },
+  {
+    user: [
+      "Language: Japanese",
+      "Transcript:",
+      "[A] お世話になっております。クリアウォーターの田中です。今なら新しいウォーターサーバーを一か月無料でお試しいただけます。",
+      "[B] え、どちらでこの番号を?",
+      "[A] 地域の皆様にご案内しております。今日お申し込みいただくと、ボトル2本もプレゼントです。",
+      "[B] 結構です。",
+    ].join("\n"),
+    assistant: '{"summary": "ウォーターサーバー会社の営業が突然電話し、1か月無料のお試しとボトル2本の特典を勧めたが、相手は断った。", "title": "ウォーターサーバーの勧誘", "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
