@@ -14,7 +14,6 @@
 //   nice -n 19 npx tsx bench/enterprise.ts                           # refinement ko,ja + insight
 //   nice -n 19 npx tsx bench/enterprise.ts --langs ko --max-files 5 --no-insight
 //   nice -n 10 npx tsx bench/enterprise.ts --no-refine --insight-models models/a.gguf,models/b.gguf
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -29,9 +28,7 @@ import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";
-import { runOnString } from "../src/text/edits.js";
-import { itnEdits } from "../src/text/itn.js";
-import { levenshtein } from "../src/text/editDistance.js";
+import { manifest, Tally } from "./cer.js";
 import { factsKept, loadEvalSet } from "./insight/evalset.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -49,51 +46,15 @@ const { values: args } = parseArgs({
     "insight-models": { type: "string" },
     "insight-ids": { type: "string" },
     "insight-threads": { type: "string" },
+    // Last item first: a second process started beside a running one covers the set from the other end (summarize.ts
+    // merges the two logs), which is how the 40 items fit in one session on the shared 2-core machine.
+    "insight-reverse": { type: "boolean", default: false },
     // Wall-clock limit per transcript; a busy shared machine needs more than a worker's SORI_INSIGHT_TIMEOUT_S.
     "insight-timeout-s": { type: "string", default: "600" },
     // Another checkout's src/insight (e.g. the main branch, for the "before" figures), with that checkout's model.
     "insight-from": { type: "string" },
   },
 });
-
-const exactForm = (s: string): string[] => [...s.normalize("NFC").replace(/\s+/gu, " ").trim()];
-const normalForm = (s: string, lang: string): string[] => {
-  const spoken = runOnString(s.normalize("NFKC"), (t) => itnEdits(t, lang, false));
-  return [...spoken.toLowerCase().replace(/[\p{P}\p{S}\s]/gu, "")];
-};
-
-function manifest(langs: string[]): { file: string; lang: string; ref: string }[] {
-  const lines = fs.readFileSync(path.join(TESTDATA, "MANIFEST.tsv"), "utf8").split("\n").slice(1);
-  const out = [];
-  for (const line of lines) {
-    const [file, lang, , , , ref] = line.split("\t");
-    if (file && lang && ref && langs.includes(lang) && file.startsWith(`${lang}/`)) out.push({ file, lang, ref });
-  }
-  return out;
-}
-
-class Tally {
-  exact = [0, 0];
-  norm = [0, 0];
-  fileNorm: number[] = [];
-  fileExact: number[] = [];
-  add(hyp: string, ref: string, lang: string): void {
-    const [eh, er] = [exactForm(hyp), exactForm(ref)];
-    const [nh, nr] = [normalForm(hyp, lang), normalForm(ref, lang)];
-    const [e, n] = [levenshtein(eh, er), levenshtein(nh, nr)];
-    this.exact[0]! += e;
-    this.exact[1]! += er.length;
-    this.norm[0]! += n;
-    this.norm[1]! += nr.length;
-    this.fileExact.push(e / Math.max(1, er.length));
-    this.fileNorm.push(n / Math.max(1, nr.length));
-  }
-  line(): string {
-    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    const rate = ([e, n]: number[]): string => `${(e! / n!).toFixed(3)} [${e}/${n}]`;
-    return `exact ${rate(this.exact)} (file mean ${mean(this.fileExact).toFixed(3)})  normalized ${rate(this.norm)} (file mean ${mean(this.fileNorm).toFixed(3)})`;
-  }
-}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -116,7 +77,7 @@ async function main(): Promise<void> {
         let refineMs = 0;
         let changed = 0;
         let utterances = 0;
-        for (const row of manifest([lang]).slice(skip, max)) {
+        for (const row of manifest(TESTDATA, [lang]).slice(skip, max)) {
           const jobConfig = parseJobConfig(JSON.stringify({ language: lang, use_refinement: true }));
           const audioPath = path.join(TESTDATA, row.file);
           const t0 = Date.now();
@@ -143,7 +104,7 @@ async function main(): Promise<void> {
             }
           }
         }
-        out.push(`refinement ${lang}: ${manifest([lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`);
+        out.push(`refinement ${lang}: ${manifest(TESTDATA, [lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`);
         out.push(`  base            ${base.line()}`);
         for (const [m, t] of refined) out.push(`  refined margin/votes=${m}  ${t.line()}`);
         out.push(`  time: base ${((baseMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute, refinement adds ${((refineMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute`);
@@ -167,6 +128,7 @@ async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: st
   const llm = new Llm({ modelPath, threads, contextSize: 4096, maxTokens: 300 });
   const ids = args["insight-ids"]?.split(",");
   const items = loadEvalSet(path.join(ROOT, "bench", "insight"), TESTDATA).filter((i) => !ids || ids.some((id) => i.id.startsWith(id)));
+  if (args["insight-reverse"]) items.reverse();
   const cpuS = (): number => {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1e6;

@@ -10,10 +10,12 @@ text and its length is close to it (a hypothesis that stops before the speech do
 
 Request params (docs/engine.md, "refine"):
     audio_path, model (as for transcribe), language (ISO 639-1, the utterance language),
-    spans: [{"start": s, "end": s, "text": str, "language": str|null}], pad_s (default 0.3),
-    decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool}] (default one beam-5 decode),
+    spans: [{"start": s, "end": s, "text": str, "language": str|null, "candidates": [str]|absent}], pad_s (default 0.3),
+    decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool}] (default one beam-5 decode; [] for
+    none: only the current text and the span's candidates, e.g. an LLM's proposals, are scored),
     hotwords: str|null, max_duration_s: float|null
 Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}]}]}
+(a candidate that no decode produced has votes 0)
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Span:
     end: float
     text: str
     language: str | None
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,18 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
         if s["end"] < s["start"]:
             raise bad_request("a span ends before it starts")
         lang = s.get("language")
-        spans.append(Span(float(s["start"]), float(s["end"]), s["text"], lang if isinstance(lang, str) and lang else None))
+        candidates = s.get("candidates", [])
+        if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
+            raise bad_request("span candidates must be a list of strings")
+        span_lang = lang if isinstance(lang, str) and lang else None
+        spans.append(Span(float(s["start"]), float(s["end"]), s["text"], span_lang, tuple(c for c in candidates if c.strip())))
     decodes = []
-    for d in params.get("decodes") or [{}]:
+    raw_decodes = params.get("decodes")
+    if raw_decodes is None:
+        raw_decodes = [{}]
+    if not isinstance(raw_decodes, list):
+        raise bad_request("field decodes must be a list")
+    for d in raw_decodes:
         if not isinstance(d, dict):
             raise bad_request("each decode must be an object")
         beam = d.get("beam_size", 5)
@@ -138,6 +150,8 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
             text = _decode(model, samples, language, d, previous_text if d.prompt_previous else None, req.hotwords)
             if text:
                 votes[text] = votes.get(text, 0) + 1
+        for c in span.candidates:
+            votes.setdefault(c.strip(), 0)
         texts = [span.text, *votes]
         scores = _score(model, tokenizer, encoder_output, num_frames, texts)
         out.append(

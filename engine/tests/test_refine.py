@@ -37,8 +37,32 @@ def test_refine_scores_current_text_and_hypotheses(engine: Engine, model: dict[s
     assert spans[1]["current_score"] < spans[0]["current_score"] - 0.5
 
 
+def test_refine_scores_candidates_without_decoding(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
+    """decodes [] scores only the current text and the span's candidates (an LLM's proposals): votes 0."""
+    said = "다섯 권까지 빌릴 수 있고 기간은 20일입니다."
+    reply = engine.call(
+        "refine",
+        {
+            "audio_path": str(testdata / KO),
+            "model": model,
+            "language": "ko",
+            "spans": [{"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": "ko", "candidates": [said, " "]}],
+            "decodes": [],
+        },
+    )
+    span = reply.result["spans"][0]
+    assert [h["text"] for h in span["hypotheses"]] == [said]
+    assert span["hypotheses"][0]["votes"] == 0
+    assert span["hypotheses"][0]["score"] > span["current_score"] + 0.5
+
+
 def test_refine_rejects_bad_spans(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
-    for spans in ("x", [{"start": 1.0, "end": 0.5, "text": "a"}], [{"start": 0.0, "text": "a"}]):
+    for spans in (
+        "x",
+        [{"start": 1.0, "end": 0.5, "text": "a"}],
+        [{"start": 0.0, "text": "a"}],
+        [{"start": 0.0, "end": 1.0, "text": "a", "candidates": "b"}],
+    ):
         reply = engine.call("refine", {"audio_path": str(testdata / KO), "model": model, "language": "ko", "spans": spans})
         assert reply.error_code == "bad_request"
 

@@ -13,6 +13,8 @@ export interface RefineSpan {
   end: number;
   text: string;
   language: string | null;
+  /** Texts to score besides the decodes' hypotheses (e.g. an LLM's proposals); they come back with votes 0. */
+  candidates?: string[];
 }
 
 export interface RefineParams {
@@ -30,7 +32,7 @@ export interface RefineHypothesis {
   text: string;
   /** Mean token log-probability of the text given the span's audio; null when it could not be scored. */
   score: number | null;
-  /** How many of the decodes produced this text. */
+  /** How many of the decodes produced this text (0: a span candidate no decode produced). */
   votes: number;
 }
 

@@ -54,12 +54,32 @@ async function ask<T>(llm: LlmBackend, p: ChatPrompt, schema: "item" | "notes", 
 }
 
 export async function generateInsight(req: InsightRequest, llm: LlmBackend, timeoutMs: number): Promise<InsightItem> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  return withDeadline(generate(req, llm, signal), signal);
+}
+
+/**
+ * The answer, or an InsightError as soon as `signal` aborts, whether or not the backend has stopped: the embedded
+ * model sees the signal only between its batches of tokens, so without this a job would wait for the batch in
+ * progress (on a saturated machine, minutes). The abandoned generation stops at its next batch (local.ts keeps
+ * them small) and its result is dropped.
+ */
+function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {}); // an abandoned generation's failure is expected and has nowhere to go
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new InsightError("insight generation timed out"));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSignal): Promise<InsightItem> {
   const fallback = req.language === "ko" || req.language === "ja" ? req.language : "ko";
   const language = dominantLanguage(req.utterances, fallback);
   const lines = transcriptLines(req.utterances);
   const transcript = lines.join("\n");
   if (!transcript.trim()) throw new InsightError("the transcript is empty");
-  const signal = AbortSignal.timeout(timeoutMs);
   const steer = { language, prompt: req.prompt, keywords: req.keywords };
   if (transcript.length <= SINGLE_PASS_CHARS) {
     return ask(llm, buildPrompt({ transcript, ...steer }), "item", signal, (raw) => parseInsight(raw, language, transcript));

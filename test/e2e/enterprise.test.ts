@@ -272,6 +272,7 @@ describe("enterprise: an LLM that answers malformed JSON (OpenAI-compatible endp
     const req = asked[0] as { model: string; response_format: { type: string; json_schema: { schema: { properties: { category: { enum: string[] } } } } } };
     assert.equal(req.model, "test-model");
     assert.equal(req.response_format.type, "json_schema");
-    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, CATEGORIES);
+    // The model chooses among English labels that name who talks to whom; parseInsight maps them to the four values.
+    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, ["customer_calls_business", "work_colleagues", "family_friends", "unsolicited_offer_or_scam"]);
   });
 });

@@ -6,7 +6,7 @@ import type { LlmBackend, LlmRequest } from "../../src/insight/backend.js";
 import { copyRate } from "../../src/insight/copy.js";
 import { buildPrompt } from "../../src/insight/prompt.js";
 import { splitWindows } from "../../src/insight/windows.js";
-import { CATEGORIES, dominantLanguage, InsightError, parseInsight, writtenIn } from "../../src/insight/schema.js";
+import { CATEGORIES, CATEGORY_LABELS, dominantLanguage, InsightError, parseInsight, writtenIn } from "../../src/insight/schema.js";
 
 const KO = [{ start_at: 0, duration: 1000, msg: "겨울 이불을 주문하고 싶은데요. 배송은 언제 되나요?", spk: 0, lang: "ko" }];
 
@@ -91,7 +91,7 @@ describe("insight output validation", () => {
     assert.match(p.user, /Focus \(from the client\): 고객 불만 위주로/);
     assert.match(p.user, /Keywords: 이불, 배송/);
     assert.match(p.user, /겨울 이불을 주문/);
-    for (const c of CATEGORIES) assert.ok(p.system.includes(c));
+    for (const label of Object.keys(CATEGORY_LABELS)) assert.ok(p.system.includes(label));
     const en = buildPrompt({ transcript: "hi", language: "en" });
     assert.equal(en.system, p.system);
     assert.deepEqual(en.examples, p.examples);
@@ -123,5 +123,36 @@ describe("insight output validation", () => {
     const r = await insightForJob({ utterances: KO, language: "ko" }, slow, 50);
     clearTimeout(alive);
     assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
+  });
+
+  it("a backend that ignores the abort (llama.cpp in the middle of a batch) never holds the job past its limit", async () => {
+    let finished = false;
+    const deaf: LlmBackend = {
+      name: "deaf",
+      // Answers a valid item only after 1.5 s, whatever the signal says.
+      complete: () =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            finished = true;
+            resolve('{"summary":"이불을 주문했다.","title":"이불 주문","category":"customer_calls_business"}');
+          }, 1500),
+        ),
+      close: async () => {},
+    };
+    const t0 = Date.now();
+    const r = await insightForJob({ utterances: KO, language: "ko" }, deaf, 100);
+    const waited = Date.now() - t0;
+    assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
+    assert.ok(waited < 600, `waited ${waited} ms for a 100 ms limit`);
+    assert.equal(finished, false);
+  });
+});
+
+describe("insight categories", () => {
+  it("the model's English label becomes one of the spec's four values; a spec value is taken as it is", () => {
+    const item = (c: string): string => parseInsight(`{"title":"이불 주문","summary":"겨울 이불을 주문했다.","category":"${c}"}`, "ko").category;
+    assert.deepEqual(Object.keys(CATEGORY_LABELS).map(item), ["문의", "업무", "일상", "스팸"]);
+    for (const c of CATEGORIES) assert.equal(item(c), c);
+    assert.throws(() => item("inquiry"), InsightError);
   });
 });
