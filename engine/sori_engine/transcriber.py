@@ -9,7 +9,7 @@ Each window's speech regions are merged into chunks of at most 30 s of speech (W
 the same for a full window as for 2 s of speech, so full chunks mean fewer encoder passes) and the chunks are
 decoded in batches with faster-whisper's BatchedInferencePipeline (one encoder call and one batched beam search for
 up to BATCH_SIZE chunks). A batched pass has no seek loop, so two things WhisperModel.transcribe's loop does are
-done here: the unfinished last segment of a chunk is kept (_Pipeline), and the speech after the point where a
+done here: the unfinished last segment of a chunk is kept (fw_batched.KeepTailPipeline), and the speech after the point where a
 chunk's decoding stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back
 to file time with faster-whisper's own `restore_speech_timestamps`, as `vad_filter=True` does. Figures:
 docs/audio.md.
@@ -24,15 +24,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from faster_whisper import BatchedInferencePipeline, WhisperModel
+from faster_whisper import WhisperModel
 from faster_whisper.audio import pad_or_trim
-from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import Segment as FwSegment
-from faster_whisper.transcribe import get_compression_ratio, restore_speech_timestamps
+from faster_whisper.transcribe import restore_speech_timestamps
 from faster_whisper.vad import get_speech_timestamps
 
 from . import audio as audio_io
 from . import hallucination, models, phone
+from .fw_batched import KeepTailPipeline
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
@@ -365,7 +365,7 @@ def _decode_once(
         size = sum(r["end"] - r["start"] for r in chunk)
         clips.append((pos / SR, (pos + size) / SR))
         pos += size
-    batched, _info = _Pipeline(model).transcribe(
+    batched, _info = KeepTailPipeline(model).transcribe(
         speech,
         language=language,
         task="transcribe",
@@ -396,72 +396,6 @@ def _decode_once(
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
     return out
-
-
-class _Pipeline(BatchedInferencePipeline):
-    """faster-whisper's batched pipeline, keeping the text after a clip's last timestamp pair.
-
-    WhisperModel._split_segments_by_timestamps drops an unfinished last segment (text after the last pair of
-    timestamp tokens, with no closing timestamp) because the sequential seek loop decodes it again from the last
-    timestamp. The batched pipeline has no such loop, so upstream those words are lost (the last words of a chunk
-    whose speech runs to its end). Here they become a segment that ends at the clip's end.
-    forward() is upstream's (faster-whisper 1.2.1) with that one change."""
-
-    def forward(self, features, tokenizer, chunks_metadata, options):  # type: ignore[no-untyped-def]
-        encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
-        segmented_outputs = []
-        segment_sizes = []
-        for chunk_metadata, output in zip(chunks_metadata, outputs):
-            duration = chunk_metadata["duration"]
-            segment_size = int(np.ceil(duration) * self.model.frames_per_second)
-            segment_sizes.append(segment_size)
-            subsegments = _split_keeping_tail(self.model, tokenizer, output["tokens"], chunk_metadata["offset"],
-                                              segment_size, duration)
-            segmented_outputs.append(
-                [
-                    {
-                        "text": tokenizer.decode(sub["tokens"]),
-                        "avg_logprob": output["avg_logprob"],
-                        "no_speech_prob": output["no_speech_prob"],
-                        "tokens": sub["tokens"],
-                        "start": sub["start"],
-                        "end": sub["end"],
-                        "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
-                        "seek": int(chunk_metadata["offset"] * self.model.frames_per_second),
-                    }
-                    for sub in subsegments
-                ]
-            )
-        if options.word_timestamps:
-            self.last_speech_timestamp = self.model.add_word_timestamps(
-                segmented_outputs,
-                tokenizer,
-                encoder_output,
-                segment_sizes,
-                options.prepend_punctuations,
-                options.append_punctuations,
-                self.last_speech_timestamp,
-            )
-        return segmented_outputs
-
-
-def _split_keeping_tail(
-    model: WhisperModel, tokenizer: Tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float
-) -> list[dict]:
-    """model._split_segments_by_timestamps, plus the unfinished last segment it leaves out (from its opening
-    timestamp to the clip's end)."""
-    subsegments, _seek, _single_ending = model._split_segments_by_timestamps(
-        tokenizer=tokenizer, tokens=tokens, time_offset=offset, segment_size=segment_size,
-        segment_duration=duration, seek=0,
-    )
-    used = sum(len(sub["tokens"]) for sub in subsegments)
-    rest = tokens[used:]
-    if subsegments and any(t < tokenizer.eot for t in rest):  # text tokens after the last timestamp pair
-        start = subsegments[-1]["end"]
-        if rest[0] >= tokenizer.timestamp_begin:
-            start = offset + (rest[0] - tokenizer.timestamp_begin) * model.time_precision
-        subsegments.append({"seek": 0, "start": start, "end": max(start, offset + duration), "tokens": rest})
-    return subsegments
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:

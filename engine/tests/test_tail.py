@@ -3,7 +3,7 @@
 On the 60 s earnings-call clip, batched beam 5 once lost "... over 17 billion Euros". A batched pass can lose a
 chunk's last words in two ways that WhisperModel.transcribe's seek loop covers: faster-whisper's
 _split_segments_by_timestamps leaves out an unfinished last segment (text after the last pair of timestamp tokens,
-no closing timestamp), and the decoder may stop early, before the chunk's last words. transcriber._Pipeline keeps
+no closing timestamp), and the decoder may stop early, before the chunk's last words. fw_batched.KeepTailPipeline keeps
 the first (tested here at token level); _decode_batched decodes on after the second. See docs/audio.md.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from conftest import Engine
 from faster_whisper.tokenizer import Tokenizer
 
-from sori_engine import models, transcriber
+from sori_engine import fw_batched, models
 from sori_engine.protocol import ModelConfig
 
 CLIP = "en/earnings22_1_4482311_3_62.wav"  # its reference ends "... from recurring operations over 17 billion Euros."
@@ -44,7 +44,7 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
     upstream, _seek, _single = model._split_segments_by_timestamps(**args)
     assert "Euros" not in " ".join(tok.decode(s["tokens"]) for s in upstream)  # why the override exists
 
-    kept = transcriber._split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
+    kept = fw_batched._split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
     assert [tok.decode(s["tokens"]).strip() for s in kept] == ["Revenue reached almost 64 billion.",
                                                                "Profit over 17 billion Euros."]
     assert (kept[-1]["start"], kept[-1]["end"]) == (14.0, 16.5)  # from its opening timestamp to the clip's end
@@ -53,7 +53,7 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
     complete = tokens + [ts(6.0)]
     args["tokens"] = complete
     upstream, _seek, _single = model._split_segments_by_timestamps(**args)
-    assert transcriber._split_keeping_tail(model, tok, complete, 10.0, 700, 6.5) == upstream
+    assert fw_batched._split_keeping_tail(model, tok, complete, 10.0, 700, 6.5) == upstream
 
 
 def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
@@ -67,3 +67,10 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
     hyp = words(" ".join(s["text"] for s in segments))
     assert "over 17 billion euros" in " ".join(hyp[-8:]), hyp[-12:]
     assert segments[-1]["end"] > 55.0  # the last segment reaches the end of the speech (it ends at 59.6 s)
+
+
+def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
+    """fw_batched imports only on the faster-whisper release its copy of forward() came from (issue 16)."""
+    import faster_whisper
+
+    assert faster_whisper.__version__ == fw_batched.FASTER_WHISPER_VERSION
