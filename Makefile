@@ -14,7 +14,7 @@ INSIGHT_SHA256 := cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb0
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
-.PHONY: run test test-unit depcheck lint install browser build test-ts test-py typecheck clean
+.PHONY: run test test-unit depcheck lint format install browser build test-ts test-py typecheck clean
 
 run: install build
 	@echo "== demo API client (also in data/demo-client.json) =="
@@ -33,11 +33,17 @@ UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.
 test-unit: node_modules/.installed
 	node --import tsx --test $(UNIT_TESTS)
 
-# Linters: Biome for the TypeScript (biome.json), ruff for the engine (engine/pyproject.toml). Formatting is
-# configured too (`npx biome format`, `ruff format`) but not checked here until the tree has been formatted once.
+# Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff for the engine
+# (engine/pyproject.toml). `make lint` fails on a finding or on a file not formatted; `make format` rewrites the
+# files in place (run it after a merge, then commit).
 lint: node_modules/.installed $(VENV)/.installed
-	npx biome lint
+	npx biome check
 	$(VENV)/bin/ruff check engine
+	$(VENV)/bin/ruff format --check engine
+
+format: node_modules/.installed $(VENV)/.installed
+	npx biome format --write
+	$(VENV)/bin/ruff format engine
 
 # No import cycle and no import against the flow (.dependency-cruiser.cjs; docs/architecture.md).
 depcheck: node_modules/.installed

@@ -32,7 +32,9 @@ import { itnEdits } from "../src/text/itn.js";
 import { levenshtein } from "../src/text/editDistance.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
+const TESTDATA = process.env.SORI_TESTDATA
+  ? path.resolve(process.env.SORI_TESTDATA)
+  : path.resolve(ROOT, "..", "shared", "testdata");
 
 /** Proper nouns and rare words taken from the shared references, per language. */
 export const KEYWORDS: Record<string, string[]> = {
@@ -101,7 +103,11 @@ async function main(): Promise<void> {
   let audioDir = TESTDATA;
   if (args.narrowband) {
     audioDir = path.join(os.tmpdir(), "sori-narrowband");
-    const files = langs.flatMap((l) => rows([l]).slice(0, max).map((r) => r.file));
+    const files = langs.flatMap((l) =>
+      rows([l])
+        .slice(0, max)
+        .map((r) => r.file),
+    );
     execFileSync(config.python, [path.join(ROOT, "bench", "narrowband.py"), audioDir, ...files], { stdio: "inherit" });
   }
   try {
@@ -134,20 +140,29 @@ async function main(): Promise<void> {
             if (hyp.toLowerCase().includes(k.toLowerCase())) s.kwHits++;
           }
           scores.set(`${lang} ${mode}`, s);
-          process.stderr.write(`${mode.padEnd(8)} ${row.file} (${Date.now() - t0} ms)\n  ref: ${row.ref}\n  hyp: ${hyp}\n`);
+          process.stderr.write(
+            `${mode.padEnd(8)} ${row.file} (${Date.now() - t0} ms)\n  ref: ${row.ref}\n  hyp: ${hyp}\n`,
+          );
         }
       }
     }
   } finally {
     await engine.stop();
   }
-  const notes = [args.narrowband ? "8 kHz copies" : "", args["no-hotwords"] ? "keywords not given to the decoder" : ""].filter(Boolean);
-  console.log(`options: ${JSON.stringify(extra)} (defaults otherwise; ko, ja with sommers; other languages with {"model_name":"whisper","language":LANG})${notes.map((n) => `, ${n}`).join("")}`);
+  const notes = [
+    args.narrowband ? "8 kHz copies" : "",
+    args["no-hotwords"] ? "keywords not given to the decoder" : "",
+  ].filter(Boolean);
+  console.log(
+    `options: ${JSON.stringify(extra)} (defaults otherwise; ko, ja with sommers; other languages with {"model_name":"whisper","language":LANG})${notes.map((n) => `, ${n}`).join("")}`,
+  );
   console.log("lang  mode      exact CER  normalized CER  keyword recall");
   for (const [key, s] of scores) {
     const [lang, mode] = key.split(" ");
     const recall = s.kwTotal ? `${s.kwHits}/${s.kwTotal} = ${(s.kwHits / s.kwTotal).toFixed(2)}` : "-";
-    console.log(`${lang!.padEnd(5)} ${mode!.padEnd(9)} ${(s.exactEdits / s.exactLen).toFixed(3).padStart(9)}  ${(s.normEdits / s.normLen).toFixed(3).padStart(14)}  ${recall}`);
+    console.log(
+      `${lang!.padEnd(5)} ${mode!.padEnd(9)} ${(s.exactEdits / s.exactLen).toFixed(3).padStart(9)}  ${(s.normEdits / s.normLen).toFixed(3).padStart(14)}  ${recall}`,
+    );
   }
 }
 

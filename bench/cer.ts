@@ -46,6 +46,6 @@ export class Tally {
   }
 }
 
-
 /** Normalized edit distance of one hypothesis (for counting files made better or worse). */
-export const normalEdits = (hyp: string, ref: string, lang: string): number => levenshtein(normalForm(hyp, lang), normalForm(ref, lang));
+export const normalEdits = (hyp: string, ref: string, lang: string): number =>
+  levenshtein(normalForm(hyp, lang), normalForm(ref, lang));

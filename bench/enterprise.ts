@@ -32,7 +32,9 @@ import { manifest, Tally } from "./cer.js";
 import { factsKept, loadEvalSet } from "./insight/evalset.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
+const TESTDATA = process.env.SORI_TESTDATA
+  ? path.resolve(process.env.SORI_TESTDATA)
+  : path.resolve(ROOT, "..", "shared", "testdata");
 
 const { values: args } = parseArgs({
   options: {
@@ -81,10 +83,16 @@ async function main(): Promise<void> {
           const jobConfig = parseJobConfig(JSON.stringify({ language: lang, use_refinement: true }));
           const audioPath = path.join(TESTDATA, row.file);
           const t0 = Date.now();
-          const results = await runPipeline({ config: jobConfig, audioPath, maxAudioS: config.maxAudioS }, { engine, models, timeoutFactor: 10 }, null);
+          const results = await runPipeline(
+            { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
+            { engine, models, timeoutFactor: 10 },
+            null,
+          );
           const t1 = Date.now();
           const deps = { engine, settings, maxAudioS: config.maxAudioS, timeoutMs: 600_000 };
-          const raw = results.utterances.length ? await engine.refine(refineParams(results.utterances, jobConfig, audioPath, deps), { timeoutMs: 600_000 }) : { spans: [] };
+          const raw = results.utterances.length
+            ? await engine.refine(refineParams(results.utterances, jobConfig, audioPath, deps), { timeoutMs: 600_000 })
+            : { spans: [] };
           const t2 = Date.now();
           baseMs += t1 - t0;
           refineMs += t2 - t1;
@@ -96,22 +104,35 @@ async function main(): Promise<void> {
           utterances += results.utterances.length;
           for (const m of margins) {
             const [margin, minVotes] = m.split("/").map(Number) as [number, number];
-            const r = applyRefinement(results.utterances, raw, jobConfig, { ...settings.select, margin, minVotes }, settings.decodes.length);
+            const r = applyRefinement(
+              results.utterances,
+              raw,
+              jobConfig,
+              { ...settings.select, margin, minVotes },
+              settings.decodes.length,
+            );
             refined.get(m)!.add(r.utterances.map((u) => u.msg).join(joiner), row.ref, lang);
             if (m === margins[0]) {
               changed += r.changed;
-              process.stderr.write(`${row.file}\n  ref:  ${row.ref}\n  base: ${baseText}\n  ref.: ${r.utterances.map((u) => u.msg).join(joiner)}\n`);
+              process.stderr.write(
+                `${row.file}\n  ref:  ${row.ref}\n  base: ${baseText}\n  ref.: ${r.utterances.map((u) => u.msg).join(joiner)}\n`,
+              );
             }
           }
         }
-        out.push(`refinement ${lang}: ${manifest(TESTDATA, [lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`);
+        out.push(
+          `refinement ${lang}: ${manifest(TESTDATA, [lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`,
+        );
         out.push(`  base            ${base.line()}`);
         for (const [m, t] of refined) out.push(`  refined margin/votes=${m}  ${t.line()}`);
-        out.push(`  time: base ${((baseMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute, refinement adds ${((refineMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute`);
+        out.push(
+          `  time: base ${((baseMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute, refinement adds ${((refineMs / 1000 / audioS) * 60).toFixed(1)} s per audio minute`,
+        );
       }
     }
     if (!args["no-insight"]) {
-      for (const modelPath of (args["insight-models"] ?? config.insight.modelPath).split(",")) await insightBench(config, modelPath, out);
+      for (const modelPath of (args["insight-models"] ?? config.insight.modelPath).split(","))
+        await insightBench(config, modelPath, out);
     }
   } finally {
     await engine.stop();
@@ -120,14 +141,22 @@ async function main(): Promise<void> {
 
 await main();
 
-async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: string, out: { push(line: string): void }): Promise<void> {
+async function insightBench(
+  config: ReturnType<typeof loadConfig>,
+  modelPath: string,
+  out: { push(line: string): void },
+): Promise<void> {
   const threads = args["insight-threads"] !== undefined ? Number(args["insight-threads"]) : config.insight.threads;
   const from = args["insight-from"] ? path.resolve(args["insight-from"], "src", "insight") : null;
   const Llm: typeof LocalLlm = from ? (await import(path.join(from, "local.ts"))).LocalLlm : LocalLlm;
-  const generateInsight: typeof generate = from ? (await import(path.join(from, "index.ts"))).generateInsight : generate;
+  const generateInsight: typeof generate = from
+    ? (await import(path.join(from, "index.ts"))).generateInsight
+    : generate;
   const llm = new Llm({ modelPath, threads, contextSize: 4096, maxTokens: 300 });
   const ids = args["insight-ids"]?.split(",");
-  const items = loadEvalSet(path.join(ROOT, "bench", "insight"), TESTDATA).filter((i) => !ids || ids.some((id) => i.id.startsWith(id)));
+  const items = loadEvalSet(path.join(ROOT, "bench", "insight"), TESTDATA).filter(
+    (i) => !ids || ids.some((id) => i.id.startsWith(id)),
+  );
   if (args["insight-reverse"]) items.reverse();
   const cpuS = (): number => {
     const u = process.cpuUsage();
@@ -135,14 +164,22 @@ async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: st
   };
   // Load the model and evaluate the shared prompt outside the timing: a worker does this once per process.
   let [c0, w0] = [cpuS(), Date.now()];
-  await generateInsight({ utterances: items[0]!.utterances.slice(0, 1), language: items[0]!.lang }, llm, 600_000).catch(() => null);
-  out.push(`insight model ${path.basename(modelPath)}${from ? ` with ${from}` : ""} (threads ${threads || "auto"}): load + shared prompt ${(cpuS() - c0).toFixed(1)} s CPU, ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
+  await generateInsight({ utterances: items[0]!.utterances.slice(0, 1), language: items[0]!.lang }, llm, 600_000).catch(
+    () => null,
+  );
+  out.push(
+    `insight model ${path.basename(modelPath)}${from ? ` with ${from}` : ""} (threads ${threads || "auto"}): load + shared prompt ${(cpuS() - c0).toFixed(1)} s CPU, ${((Date.now() - w0) / 1000).toFixed(1)} s wall`,
+  );
   let [right, facts, factsAll, failed, copies, sameTitle, n] = [0, 0, 0, 0, 0, 0, 0];
   let [compression, copy, maxCopy, cpu, wall] = [0, 0, 0, 0, 0];
   for (const item of items) {
     const transcript = transcriptOf(item.utterances);
     [c0, w0] = [cpuS(), Date.now()];
-    const r = await generateInsight({ utterances: item.utterances, language: item.lang }, llm, Number(args["insight-timeout-s"]) * 1000).then(
+    const r = await generateInsight(
+      { utterances: item.utterances, language: item.lang },
+      llm,
+      Number(args["insight-timeout-s"]) * 1000,
+    ).then(
       (v) => ({ item: v, error: null }),
       (e: Error) => ({ item: null, error: e.message }),
     );
@@ -166,13 +203,22 @@ async function insightBench(config: ReturnType<typeof loadConfig>, modelPath: st
     maxCopy = Math.max(maxCopy, cr);
     copies += cr >= MAX_COPY_RATE ? 1 : 0;
     sameTitle += title === summary ? 1 : 0;
-    out.push(`  ${tag} ${category === item.category ? "ok" : `WRONG (${item.category})`} facts ${kept}/${item.facts.length} copy ${cr.toFixed(2)}: ${JSON.stringify(r.item)}`);
+    out.push(
+      `  ${tag} ${category === item.category ? "ok" : `WRONG (${item.category})`} facts ${kept}/${item.facts.length} copy ${cr.toFixed(2)}: ${JSON.stringify(r.item)}`,
+    );
   }
   const pct = (a: number, b: number): string => `${((100 * a) / Math.max(1, b)).toFixed(1)} % (${a}/${b})`;
   const ok = items.length - failed;
   out.push(`insight ${path.basename(modelPath)}: ${items.length} transcripts, ${failed} failed`);
   out.push(`  category accuracy ${pct(right, items.length)}, key-fact recall ${pct(facts, factsAll)}`);
-  out.push(`  compression ${(compression / Math.max(1, ok)).toFixed(2)} (summary/transcript chars, mean), copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`);
-  out.push(`  per job (short items, n=${n}): ${(cpu / Math.max(1, n)).toFixed(1)} s CPU, ${(wall / Math.max(1, n)).toFixed(1)} s wall; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  out.push(
+    `  compression ${(compression / Math.max(1, ok)).toFixed(2)} (summary/transcript chars, mean), copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`,
+  );
+  out.push(
+    `  per job (short items, n=${n}): ${(cpu / Math.max(1, n)).toFixed(1)} s CPU, ${(wall / Math.max(1, n)).toFixed(1)} s wall; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
   await llm.close();
 }

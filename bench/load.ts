@@ -108,7 +108,14 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   const loadStart = os.loadavg()[0]!;
   // One client holds every job: its concurrency bound and quota are lifted, and its read rate is far above the
   // load's, so what the reads measure is the server, not the per-client limiter.
-  const creds = createClient(env, ["--max-concurrent", String(o.jobs + 10), "--quota-hours", "0", "--read-rps", "100000"]);
+  const creds = createClient(env, [
+    "--max-concurrent",
+    String(o.jobs + 10),
+    "--quota-hours",
+    "0",
+    "--read-rps",
+    "100000",
+  ]);
   if (o.split && !o.databaseUrl) throw new Error("--split needs --database-url (SQLite is one process's store)");
   const sori = await startSori("serve", env, o.split ? ["--no-workers"] : []);
   const worker = o.split ? await startSori("worker", env) : null;
@@ -152,7 +159,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     const readsTo = Date.now();
     const openAfterReads = await openJobs(store);
     const server = serverReadTimes(sori.logs, readsFrom, readsTo);
-    say(`reads done: ${reads.requests.total} requests, p50 ${reads.latency.p50} ms, p99 ${reads.latency.p99} ms (server p99 ${percentile(server, 0.99)} ms); ${openAfterReads} jobs still open`);
+    say(
+      `reads done: ${reads.requests.total} requests, p50 ${reads.latency.p50} ms, p99 ${reads.latency.p99} ms (server p99 ${percentile(server, 0.99)} ms); ${openAfterReads} jobs still open`,
+    );
 
     // Wait for every job to be final.
     const deadline = Date.now() + (o.timeoutS ?? 3600) * 1000;
@@ -179,7 +188,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     }
     const duplicateClaims = rows.filter((r) => r.attempts > 1).length;
     const duplicateCompletions = [...completions.values()].filter((n) => n > 1).length;
-    const duplicates = new Set([...rows.filter((r) => r.attempts > 1).map((r) => r.id), ...[...completions].filter(([, n]) => n > 1).map(([id]) => id)]).size;
+    const duplicates = new Set([
+      ...rows.filter((r) => r.attempts > 1).map((r) => r.id),
+      ...[...completions].filter(([, n]) => n > 1).map(([id]) => id),
+    ]).size;
     let fifo = 0;
     let overlapping = 0;
     let fifoSkewMs = 0;
@@ -256,10 +268,23 @@ function serverReadTimes(logs: readonly string[], from: number, to: number): num
   const times: number[] = [];
   for (const line of logs) {
     if (!line.startsWith("{")) continue;
-    const l = JSON.parse(line) as { time: number; reqId?: string; msg?: string; req?: { method: string; url: string }; responseTime?: number };
+    const l = JSON.parse(line) as {
+      time: number;
+      reqId?: string;
+      msg?: string;
+      req?: { method: string; url: string };
+      responseTime?: number;
+    };
     if (!l.reqId) continue;
-    if (l.msg === "incoming request" && l.req?.method === "GET" && l.req.url.startsWith("/v1/transcribe/")) reads.add(l.reqId);
-    else if (l.msg === "request completed" && reads.has(l.reqId) && l.time >= from && l.time <= to && l.responseTime !== undefined) {
+    if (l.msg === "incoming request" && l.req?.method === "GET" && l.req.url.startsWith("/v1/transcribe/"))
+      reads.add(l.reqId);
+    else if (
+      l.msg === "request completed" &&
+      reads.has(l.reqId) &&
+      l.time >= from &&
+      l.time <= to &&
+      l.responseTime !== undefined
+    ) {
       times.push(l.responseTime);
     }
   }

@@ -23,7 +23,9 @@ import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { manifest, normalEdits, Tally } from "./cer.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
+const TESTDATA = process.env.SORI_TESTDATA
+  ? path.resolve(process.env.SORI_TESTDATA)
+  : path.resolve(ROOT, "..", "shared", "testdata");
 const { values: args } = parseArgs({
   options: {
     langs: { type: "string", default: "ko,ja" },
@@ -35,7 +37,7 @@ const { values: args } = parseArgs({
 });
 
 const SYSTEM = [
-  "You correct speech-recognition errors in one line of a transcript. Answer with JSON only: {\"text\": the corrected line}.",
+  'You correct speech-recognition errors in one line of a transcript. Answer with JSON only: {"text": the corrected line}.',
   "- The line was written by a speech recognizer and may contain misheard words: words that sound like what was said but make no sense here, words split or merged wrongly, wrong kana or kanji, misspelled names. Replace each such word with what was most likely said.",
   "- Use the neighbouring lines only as context; correct the line marked >>> only.",
   "- Keep every word that makes sense exactly as it is (wording, endings, numbers). If nothing is wrong, return the line unchanged.",
@@ -69,7 +71,11 @@ async function propose(lines: string[], i: number, lang: string): Promise<string
   const session = new LlamaChatSession({ contextSequence: sequence, autoDisposeSequence: false, systemPrompt: SYSTEM });
   const c0 = cpuS();
   try {
-    const raw = await session.prompt(`Language: ${languageName(lang)}\nTranscript:\n${shown.join("\n")}`, { grammar, maxTokens: 200, temperature: 0 });
+    const raw = await session.prompt(`Language: ${languageName(lang)}\nTranscript:\n${shown.join("\n")}`, {
+      grammar,
+      maxTokens: 200,
+      temperature: 0,
+    });
     return String((JSON.parse(raw) as { text: string }).text).trim();
   } catch {
     return lines[i]!;
@@ -90,7 +96,11 @@ try {
     for (const row of rows) {
       const jobConfig = parseJobConfig(JSON.stringify({ language: lang, use_refinement: true }));
       const audioPath = path.join(TESTDATA, row.file);
-      const results = await runPipeline({ config: jobConfig, audioPath, maxAudioS: config.maxAudioS }, { engine, models, timeoutFactor: 10 }, null);
+      const results = await runPipeline(
+        { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
+        { engine, models, timeoutFactor: 10 },
+        null,
+      );
       const lines = results.utterances.map((u) => u.msg);
       utterances += lines.length;
       const proposals: string[] = [];
@@ -122,13 +132,22 @@ try {
         if (e > baseEdits) v.worse++;
       }
     }
-    console.log(`refinement by LLM proposals, ${lang}: ${rows.length} files, ${utterances} utterances, ${proposed} proposals that differ`);
+    console.log(
+      `refinement by LLM proposals, ${lang}: ${rows.length} files, ${utterances} utterances, ${proposed} proposals that differ`,
+    );
     console.log(`  base                 ${base.line()}`);
     for (const [m, v] of refined) {
-      console.log(`  accepted at margin ${m}: ${v.tally.line()}; ${v.changed} utterances changed, files better ${v.better} / worse ${v.worse}`);
+      console.log(
+        `  accepted at margin ${m}: ${v.tally.line()}; ${v.changed} utterances changed, files better ${v.better} / worse ${v.worse}`,
+      );
     }
   }
-  console.log(`LLM: ${llmCalls} proposals, ${(llmCpu / Math.max(1, llmCalls)).toFixed(1)} s CPU each; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(
+    `LLM: ${llmCalls} proposals, ${(llmCpu / Math.max(1, llmCalls)).toFixed(1)} s CPU each; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
 } finally {
   await engine.stop();
   await context.dispose();

@@ -18,10 +18,24 @@ const EnvSchema = z.object({
   SORI_MODELS_DIR: z.string().optional(),
   SORI_MODELS_FILE: z.string().optional(),
   SORI_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  SORI_TOKEN_TTL_S: z.coerce.number().int().min(60).default(6 * 3600),
-  SORI_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(2 * GiB),
-  SORI_MAX_AUDIO_S: z.coerce.number().min(1).default(4 * 3600),
-  SORI_RETENTION_S: z.coerce.number().min(1).default(3 * 24 * 3600),
+  SORI_TOKEN_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(6 * 3600),
+  SORI_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(2 * GiB),
+  SORI_MAX_AUDIO_S: z.coerce
+    .number()
+    .min(1)
+    .default(4 * 3600),
+  SORI_RETENTION_S: z.coerce
+    .number()
+    .min(1)
+    .default(3 * 24 * 3600),
   SORI_LEASE_S: z.coerce.number().min(1).default(60),
   SORI_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
   SORI_POLL_MS: z.coerce.number().int().min(10).default(1000),
@@ -29,8 +43,14 @@ const EnvSchema = z.object({
   SORI_ORPHAN_AGE_S: z.coerce.number().min(1).default(3600),
   SORI_SHUTDOWN_GRACE_S: z.coerce.number().min(0).default(10),
   SORI_DEFAULT_MAX_CONCURRENT: z.coerce.number().int().min(1).default(20),
-  SORI_DEFAULT_QUOTA_S: z.coerce.number().min(0).default(100 * 3600),
-  SORI_QUOTA_WINDOW_S: z.coerce.number().min(1).default(30 * 24 * 3600),
+  SORI_DEFAULT_QUOTA_S: z.coerce
+    .number()
+    .min(0)
+    .default(100 * 3600),
+  SORI_QUOTA_WINDOW_S: z.coerce
+    .number()
+    .min(1)
+    .default(30 * 24 * 3600),
   SORI_DEFAULT_READ_RPS: z.coerce.number().min(0.01).default(5),
   SORI_DEFAULT_READ_BURST: z.coerce.number().int().min(1).default(20),
   SORI_AUTH_RPS: z.coerce.number().min(0.01).default(2),
@@ -38,7 +58,11 @@ const EnvSchema = z.object({
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
   SORI_ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
-  SORI_OPENAI_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  SORI_OPENAI_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(25 * 1024 * 1024),
   SORI_CALLBACK_ALLOW_PRIVATE: bool.default(false),
   // Observability (docs/observability.md).
   SORI_METRICS: bool.default(true),
@@ -116,7 +140,13 @@ export interface Config {
   /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
   blobs: {
     kind: "local" | "postgres" | "s3";
-    s3: { bucket: string; endpoint: string | undefined; region: string | undefined; prefix: string; forcePathStyle: boolean };
+    s3: {
+      bucket: string;
+      endpoint: string | undefined;
+      region: string | undefined;
+      prefix: string;
+      forcePathStyle: boolean;
+    };
   };
 }
 
@@ -134,9 +164,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if (e.SORI_BLOB_STORE === "postgres" && !e.SORI_DATABASE_URL) {
-    throw new Error("invalid environment: SORI_BLOB_STORE=postgres keeps audio in the job store's PostgreSQL: set SORI_DATABASE_URL");
+    throw new Error(
+      "invalid environment: SORI_BLOB_STORE=postgres keeps audio in the job store's PostgreSQL: set SORI_DATABASE_URL",
+    );
   }
-  if (e.SORI_BLOB_STORE === "s3" && !e.SORI_S3_BUCKET) throw new Error("invalid environment: SORI_BLOB_STORE=s3 needs SORI_S3_BUCKET");
+  if (e.SORI_BLOB_STORE === "s3" && !e.SORI_S3_BUCKET)
+    throw new Error("invalid environment: SORI_BLOB_STORE=s3 needs SORI_S3_BUCKET");
   // The default is beside the code, not the working directory, so `bin/sori` finds the same store from anywhere.
   const dataDir = path.resolve(e.SORI_DATA_DIR ?? path.join(projectRoot, "data"));
   const modelsDir = path.resolve(e.SORI_MODELS_DIR ?? path.join(projectRoot, "models"));

@@ -3,7 +3,16 @@
 // Job log lines carry `job_id` and `client_id` (docs/observability.md).
 import { pino, type DestinationStream, type Logger } from "pino";
 
-const SECRET_KEYS = ["client_secret", "access_token", "secret", "token", "password", "api_key", "apiKey", "authorization"];
+const SECRET_KEYS = [
+  "client_secret",
+  "access_token",
+  "secret",
+  "token",
+  "password",
+  "api_key",
+  "apiKey",
+  "authorization",
+];
 
 export const REDACT_PATHS = [
   "headers.authorization",

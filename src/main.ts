@@ -32,22 +32,46 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   // One insight model per process, shared by its workers (loaded on the first job that asks for insight).
   const insight = opts.workers > 0 ? insightBackend(config) : null;
   const refiner = refinerFromConfig(config);
-  const callbacks = new CallbackSender({ store, key: loadCallbackKey(config.dataDir), log: log.child({ part: "callbacks" }), allowPrivate: config.callbackAllowPrivate });
+  const callbacks = new CallbackSender({
+    store,
+    key: loadCallbackKey(config.dataDir),
+    log: log.child({ part: "callbacks" }),
+    allowPrivate: config.callbackAllowPrivate,
+  });
   const workers: Worker[] = [];
   const engines: Engine[] = [];
   for (let i = 0; i < opts.workers; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
-    const engine = new Engine({ python: config.python, nice: config.engineNice, onLog: (line) => wlog.debug({ engine: line }, "engine log") });
+    const engine = new Engine({
+      python: config.python,
+      nice: config.engineNice,
+      onLog: (line) => wlog.debug({ engine: line }, "engine log"),
+    });
     engines.push(engine);
-    workers.push(new Worker(id, { store, blobs, engine, models, config, log: wlog, insight, refiner, onFinal: (job) => callbacks.notify(job) }));
+    workers.push(
+      new Worker(id, {
+        store,
+        blobs,
+        engine,
+        models,
+        config,
+        log: wlog,
+        insight,
+        refiner,
+        onFinal: (job) => callbacks.notify(job),
+      }),
+    );
   }
   for (const w of workers) w.start();
   const nudge = (): void => {
     for (const w of workers) w.nudge();
   };
   // Jobs queued by API processes elsewhere wake this process's workers at once (polling stays the fallback).
-  const listener = workers.length && store.dialect === "postgres" && config.databaseUrl ? listenForJobs(config.databaseUrl, nudge, log.child({ part: "wakeup" })) : null;
+  const listener =
+    workers.length && store.dialect === "postgres" && config.databaseUrl
+      ? listenForJobs(config.databaseUrl, nudge, log.child({ part: "wakeup" }))
+      : null;
   // Spool files older than these were left by a crash (src/storage/blobs/spool.ts): an upload cut off mid-way is
   // abandoned once untouched for SORI_ORPHAN_AGE_S; an engine copy lives as long as an engine run may, plus that margin.
   const spoolMaxAgeMs = {
@@ -56,7 +80,9 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   };
 
   const sweep = setInterval(() => {
-    sweepSpool(config.dataDir, spoolMaxAgeMs).catch((err) => log.warn({ err: (err as Error).message }, "spool sweep failed"));
+    sweepSpool(config.dataDir, spoolMaxAgeMs).catch((err) =>
+      log.warn({ err: (err as Error).message }, "spool sweep failed"),
+    );
     sweepExpired(store, blobs, Date.now(), config.orphanAgeS * 1000)
       .then((r) => (r.expired || r.orphans) && log.info(r, "retention sweep"))
       .catch((err) => log.warn({ err: (err as Error).message }, "retention sweep failed"));
@@ -67,10 +93,20 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   if (opts.api) {
     const tokens = tokenIssuer(loadSigningKey(config.dataDir), config.tokenTtlS);
     app = await buildServer(
-      { config, store, blobs, tokens, limiter: new RateLimiter(), onJobQueued: () => {
+      {
+        config,
+        store,
+        blobs,
+        tokens,
+        limiter: new RateLimiter(),
+        onJobQueued: () => {
           nudge();
-          notifyJobQueued(store).catch((err) => log.warn({ err: (err as Error).message }, "job notification failed; workers elsewhere poll"));
-        }, engines },
+          notifyJobQueued(store).catch((err) =>
+            log.warn({ err: (err as Error).message }, "job notification failed; workers elsewhere poll"),
+          );
+        },
+        engines,
+      },
       log,
     );
     address = await app.listen({ host: config.host, port: config.port });

@@ -46,7 +46,10 @@ function turnsOf(ref: string): [string, string][] {
 export function loadEvalSet(dir: string, testdata: string): EvalItem[] {
   const refs = manifestRefs(testdata);
   const perFile: EvalItem[][] = [];
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()) {
     const items: EvalItem[] = [];
     perFile.push(items);
     for (const line of fs.readFileSync(path.join(dir, file), "utf8").split("\n")) {

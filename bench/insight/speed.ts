@@ -26,7 +26,11 @@ const cpuS = (): number => {
 
 const llama = await getLlama({ gpu: false, build: "never", progressLogs: false, logLevel: LlamaLogLevel.error });
 const model = await llama.loadModel({ modelPath: args.model! });
-const context = await model.createContext({ contextSize: 4096, threads: Number(args.threads), batchSize: Number(args.batch) });
+const context = await model.createContext({
+  contextSize: 4096,
+  threads: Number(args.threads),
+  batchSize: Number(args.batch),
+});
 const seq = context.getSequence();
 const items = loadEvalSet(path.join(ROOT, "bench", "insight"), path.resolve(ROOT, "..", "shared", "testdata"));
 const long = items.find((i) => i.long)!;
@@ -35,12 +39,16 @@ const prefix = [p.system, ...p.examples.flatMap((e) => [e.user, e.assistant])].j
 const prefixTokens = model.tokenize(prefix);
 const callTokens = model.tokenize(p.user);
 console.log(`model ${path.basename(args.model!)} threads ${args.threads} batch ${args.batch}`);
-console.log(`shared prefix ${prefix.length} chars = ${prefixTokens.length} tokens; 5-minute call ${p.user.length} chars = ${callTokens.length} tokens`);
+console.log(
+  `shared prefix ${prefix.length} chars = ${prefixTokens.length} tokens; 5-minute call ${p.user.length} chars = ${callTokens.length} tokens`,
+);
 let c0 = cpuS();
 let w0 = Date.now();
 await seq.evaluateWithoutGeneratingNewTokens(callTokens);
 let c = cpuS() - c0;
-console.log(`prompt eval: ${callTokens.length} tokens in ${c.toFixed(1)} s CPU (${(callTokens.length / c).toFixed(1)} tok/CPU s), ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
+console.log(
+  `prompt eval: ${callTokens.length} tokens in ${c.toFixed(1)} s CPU (${(callTokens.length / c).toFixed(1)} tok/CPU s), ${((Date.now() - w0) / 1000).toFixed(1)} s wall`,
+);
 const gen = Number(args.gen);
 c0 = cpuS();
 w0 = Date.now();
@@ -49,7 +57,9 @@ for await (const _ of seq.evaluate(model.tokenize(" The"), {})) {
   if (++n >= gen) break;
 }
 c = cpuS() - c0;
-console.log(`generation: ${n} tokens in ${c.toFixed(1)} s CPU (${(n / c).toFixed(1)} tok/CPU s), ${((Date.now() - w0) / 1000).toFixed(1)} s wall`);
+console.log(
+  `generation: ${n} tokens in ${c.toFixed(1)} s CPU (${(n / c).toFixed(1)} tok/CPU s), ${((Date.now() - w0) / 1000).toFixed(1)} s wall`,
+);
 await context.dispose();
 await model.dispose();
 await llama.dispose();

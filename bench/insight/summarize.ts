@@ -5,11 +5,14 @@
 import fs from "node:fs";
 import { MAX_COPY_RATE } from "../../src/insight/schema.js";
 
-const ITEM = /^\s+(\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\) (ok|WRONG \(\S+\)|FAILED)(?: facts (\d+)\/(\d+) copy ([\d.]+): (.*))?/u;
+const ITEM =
+  /^\s+(\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\) (ok|WRONG \(\S+\)|FAILED)(?: facts (\d+)\/(\d+) copy ([\d.]+): (.*))?/u;
 const LONG = /^\s+long call (\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\)/u;
 const longIds = new Set<string>();
 
-let [n, right, facts, factsAll, failed, copies, sameTitle, compression, copy, maxCopy, cpu, wall, short] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+let [n, right, facts, factsAll, failed, copies, sameTitle, compression, copy, maxCopy, cpu, wall, short] = [
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
 const byLang = new Map<string, [number, number]>();
 for (const line of fs.readFileSync(0, "utf8").split("\n")) {
   const l = LONG.exec(line);
@@ -43,7 +46,13 @@ for (const line of fs.readFileSync(0, "utf8").split("\n")) {
 const pct = (a: number, b: number): string => `${((100 * a) / Math.max(1, b)).toFixed(1)} % (${a}/${b})`;
 const ok = n - failed;
 console.log(`${n} transcripts, ${failed} failed (failed items count as wrong and as 0 facts kept)`);
-console.log(`  category accuracy ${pct(right, n)}; by language ${[...byLang].map(([l, [r, t]]) => `${l} ${r}/${t}`).join(", ")}`);
+console.log(
+  `  category accuracy ${pct(right, n)}; by language ${[...byLang].map(([l, [r, t]]) => `${l} ${r}/${t}`).join(", ")}`,
+);
 console.log(`  key-fact recall ${pct(facts, factsAll)} (of the items that answered)`);
-console.log(`  compression ${(compression / Math.max(1, ok)).toFixed(2)}, copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`);
-console.log(`  per job (short items, n=${short}): ${(cpu / Math.max(1, short)).toFixed(1)} s CPU, ${(wall / Math.max(1, short)).toFixed(1)} s wall`);
+console.log(
+  `  compression ${(compression / Math.max(1, ok)).toFixed(2)}, copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`,
+);
+console.log(
+  `  per job (short items, n=${short}): ${(cpu / Math.max(1, short)).toFixed(1)} s CPU, ${(wall / Math.max(1, short)).toFixed(1)} s wall`,
+);

@@ -42,7 +42,10 @@ async function fail(r: Response): Promise<never> {
 }
 
 export async function login(clientId: string, clientSecret: string): Promise<Session> {
-  const r = await fetch("/v1/authenticate", { method: "POST", body: new URLSearchParams({ client_id: clientId, client_secret: clientSecret }) });
+  const r = await fetch("/v1/authenticate", {
+    method: "POST",
+    body: new URLSearchParams({ client_id: clientId, client_secret: clientSecret }),
+  });
   if (!r.ok) await fail(r);
   const t = (await r.json()) as { access_token: string; expire_at: number };
   return { token: t.access_token, expireAt: t.expire_at, clientId };

@@ -74,7 +74,11 @@ function Login({ onLogin }: { onLogin: (s: api.Session) => void }) {
         <button type="submit" disabled={busy}>
           Log in
         </button>
-        {error && <p class="error" role="alert">{error}</p>}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
       </form>
     </main>
   );
@@ -129,7 +133,12 @@ function Console({ session, onLogout }: { session: api.Session; onLogout: () => 
           <h2>Jobs</h2>
           <ul class="jobs">
             {jobs.map((j) => (
-              <li key={j.id} class={j.id === selected ? "selected" : ""} onClick={() => setSelected(j.id)} data-job={j.id}>
+              <li
+                key={j.id}
+                class={j.id === selected ? "selected" : ""}
+                onClick={() => setSelected(j.id)}
+                data-job={j.id}
+              >
                 <span class={`status ${j.status}`}>{j.status}</span>
                 <span class="id">{j.id.slice(0, 10)}</span>
                 <span class="muted">{new Date(j.created_at).toLocaleTimeString()}</span>
@@ -161,7 +170,11 @@ function Console({ session, onLogout }: { session: api.Session; onLogout: () => 
   );
 }
 
-function Upload(props: { session: api.Session; onSubmitted: (id: string, file: File) => void; onError: (e: unknown) => void }) {
+function Upload(props: {
+  session: api.Session;
+  onSubmitted: (id: string, file: File) => void;
+  onError: (e: unknown) => void;
+}) {
   const [progress, setProgress] = useState<number | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -278,17 +291,22 @@ function Transcript(props: {
               {f.toUpperCase()}
             </button>
           ))}
-        <button
-          class="danger"
-          onClick={() => api.deleteJob(session, id).then(props.onDeleted, onError)}
-        >
+        <button class="danger" onClick={() => api.deleteJob(session, id).then(props.onDeleted, onError)}>
           Delete
         </button>
       </div>
       {props.audioUrl ? (
-        <audio ref={player} src={props.audioUrl} controls preload="auto" onTimeUpdate={(e) => setNow((e.currentTarget as HTMLAudioElement).currentTime * 1000)} />
+        <audio
+          ref={player}
+          src={props.audioUrl}
+          controls
+          preload="auto"
+          onTimeUpdate={(e) => setNow((e.currentTarget as HTMLAudioElement).currentTime * 1000)}
+        />
       ) : (
-        <p class="muted">Playback is available for files uploaded in this browser session (sori deletes audio once a job is final).</p>
+        <p class="muted">
+          Playback is available for files uploaded in this browser session (sori deletes audio once a job is final).
+        </p>
       )}
       {job.status === "transcribing" && <p class="muted">Transcribing… (checked every 5 s)</p>}
       {job.status === "failed" && (

@@ -96,11 +96,18 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
             context = g.op("Add", g.op("ReduceMean", h, g.const(np.array([2], np.int64)), keepdims=1), seg)
             m = relu(g.conv(context, sd[f"{q}.linear1.weight"], sd[f"{q}.linear1.bias"]))
             m = g.op("Sigmoid", g.conv(m, sd[f"{q}.linear2.weight"], sd[f"{q}.linear2.bias"]))  # (B, 32, S)
-            m = g.op("Expand", g.op("Unsqueeze", m, g.const(np.array([3], np.int64))),
-                     g.const(np.array([1, 1, 1, SEG_LEN], np.int64)))
-            m = g.op("Slice", g.op("Reshape", m, g.const(np.array([0, 0, -1], np.int64))),
-                     g.const(np.array([0], np.int64)), g.op("Gather", g.op("Shape", y), g.const(np.array([2], np.int64))),
-                     g.const(np.array([2], np.int64)))
+            m = g.op(
+                "Expand",
+                g.op("Unsqueeze", m, g.const(np.array([3], np.int64))),
+                g.const(np.array([1, 1, 1, SEG_LEN], np.int64)),
+            )
+            m = g.op(
+                "Slice",
+                g.op("Reshape", m, g.const(np.array([0, 0, -1], np.int64))),
+                g.const(np.array([0], np.int64)),
+                g.op("Gather", g.op("Shape", y), g.const(np.array([2], np.int64))),
+                g.const(np.array([2], np.int64)),
+            )
             x = g.op("Concat", x, g.op("Mul", y, m), axis=1)
         h = relu(g.affine(x, *_bn(sd, f"xvector.transit{i}.nonlinear.batchnorm")))
         x = g.conv(h, sd[f"xvector.transit{i}.linear.weight"], None)

@@ -590,8 +590,16 @@ def embed_samples_campplus(
     if progress:
         progress(0.8)
     overlap = (act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap[:n_frames], act.local[:n_frames],
-                    None if act.second is None else act.second[:n_frames])
+    return Embedded(
+        duration,
+        n_frames,
+        segments,
+        windows,
+        emb,
+        overlap[:n_frames],
+        act.local[:n_frames],
+        None if act.second is None else act.second[:n_frames],
+    )
 
 
 def local_clusters(labels: np.ndarray, local: np.ndarray) -> dict[int, int]:

@@ -40,8 +40,9 @@ class KeepTailPipeline(BatchedInferencePipeline):
             duration = chunk_metadata["duration"]
             segment_size = int(np.ceil(duration) * self.model.frames_per_second)
             segment_sizes.append(segment_size)
-            subsegments = _split_keeping_tail(self.model, tokenizer, output["tokens"], chunk_metadata["offset"],
-                                              segment_size, duration)
+            subsegments = _split_keeping_tail(
+                self.model, tokenizer, output["tokens"], chunk_metadata["offset"], segment_size, duration
+            )
             segmented_outputs.append(
                 [
                     {
@@ -76,8 +77,12 @@ def _split_keeping_tail(
     """model._split_segments_by_timestamps, plus the unfinished last segment it leaves out (from its opening
     timestamp to the clip's end)."""
     subsegments, _seek, _single_ending = model._split_segments_by_timestamps(
-        tokenizer=tokenizer, tokens=tokens, time_offset=offset, segment_size=segment_size,
-        segment_duration=duration, seek=0,
+        tokenizer=tokenizer,
+        tokens=tokens,
+        time_offset=offset,
+        segment_size=segment_size,
+        segment_duration=duration,
+        seek=0,
     )
     used = sum(len(sub["tokens"]) for sub in subsegments)
     rest = tokens[used:]

@@ -111,8 +111,11 @@ class SpeechMapBuilder:
 # ------------------------------------------------------------------------------------------------ text helpers
 def normalize(text: str) -> str:
     """What matching compares: NFKC, lower case, no spaces, punctuation or symbols."""
-    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower()
-                   if unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace())
+    return "".join(
+        ch
+        for ch in unicodedata.normalize("NFKC", text).lower()
+        if unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()
+    )
 
 
 @functools.cache
@@ -258,6 +261,7 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     first = n  # the trailing stretch of words on non-speech starts here
     while first > 0 and silent[first - 1]:
         first -= 1
+
     def too_short(a: int, b: int) -> bool:
         """The run ps[a:b] as a whole has less speech under its own span than saying it takes. Only for runs that
         take more than MIN_WORD_SPEECH_S (a phrase, not a one-syllable 네, whose estimated span is too rough), and

@@ -40,7 +40,9 @@ class Graph:
 
     def affine(self, x: str, scale: np.ndarray, shift: np.ndarray) -> str:
         """Per-channel x * scale + shift on (B, C, T)."""
-        return self.op("Add", self.op("Mul", x, self.const(scale.reshape(1, -1, 1))), self.const(shift.reshape(1, -1, 1)))
+        return self.op(
+            "Add", self.op("Mul", x, self.const(scale.reshape(1, -1, 1))), self.const(shift.reshape(1, -1, 1))
+        )
 
     def model(self, inputs: list[Any], outputs: list[Any], name: str) -> bytes:
         """The serialized model (opset 18)."""

@@ -27,6 +27,9 @@ def narrowband_container(info: ProbeResult | None) -> bool:
 
 
 def vad_options(narrowband: bool, max_speech_s: float, min_silence_ms: int) -> VadOptions:
-    return VadOptions(threshold=PHONE_VAD_THRESHOLD if narrowband else VAD_THRESHOLD,
-                      max_speech_duration_s=max_speech_s, min_silence_duration_ms=min_silence_ms,
-                      speech_pad_ms=VAD_PAD_MS)
+    return VadOptions(
+        threshold=PHONE_VAD_THRESHOLD if narrowband else VAD_THRESHOLD,
+        max_speech_duration_s=max_speech_s,
+        min_silence_duration_ms=min_silence_ms,
+        speech_pad_ms=VAD_PAD_MS,
+    )

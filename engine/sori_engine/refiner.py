@@ -84,7 +84,12 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
         raise bad_request("field spans must be a list")
     spans = []
     for s in raw_spans:
-        if not isinstance(s, dict) or not _num(s.get("start")) or not _num(s.get("end")) or not isinstance(s.get("text"), str):
+        if (
+            not isinstance(s, dict)
+            or not _num(s.get("start"))
+            or not _num(s.get("end"))
+            or not isinstance(s.get("text"), str)
+        ):
             raise bad_request("each span must be {start: number, end: number, text: string}")
         if s["end"] < s["start"]:
             raise bad_request("a span ends before it starts")
@@ -93,7 +98,9 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
         if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
             raise bad_request("span candidates must be a list of strings")
         span_lang = lang if isinstance(lang, str) and lang else None
-        spans.append(Span(float(s["start"]), float(s["end"]), s["text"], span_lang, tuple(c for c in candidates if c.strip())))
+        spans.append(
+            Span(float(s["start"]), float(s["end"]), s["text"], span_lang, tuple(c for c in candidates if c.strip()))
+        )
     decodes = []
     raw_decodes = params.get("decodes")
     if raw_decodes is None:

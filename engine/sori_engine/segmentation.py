@@ -82,8 +82,13 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
     sinc = sinc_filters(sd[p + "low_hz_"], sd[p + "band_hz_"], sd[p + "window_"], sd[p + "n_"])
 
     def norm(x: str, i: str) -> str:
-        return g.op("InstanceNormalization", x, g.const(sd[f"sincnet.{i}.weight"]), g.const(sd[f"sincnet.{i}.bias"]),
-                    epsilon=1e-5)
+        return g.op(
+            "InstanceNormalization",
+            x,
+            g.const(sd[f"sincnet.{i}.weight"]),
+            g.const(sd[f"sincnet.{i}.bias"]),
+            epsilon=1e-5,
+        )
 
     def pool(x: str) -> str:
         return g.op("MaxPool", x, kernel_shape=[3], strides=[3])

@@ -33,6 +33,7 @@ LAYERS = 3
 # Environment variable naming a weights file to use instead of the one the resemblyzer package installs.
 WEIGHTS_ENV = "SORI_SPEAKER_WEIGHTS"
 
+
 class WeightsError(Exception):
     """The speaker model's weights are missing or unreadable."""
 

@@ -163,7 +163,9 @@ def windows(
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:
-            regions = get_speech_timestamps(buf, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), sampling_rate=SR)
+            regions = get_speech_timestamps(
+                buf, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), sampling_rate=SR
+            )
             if exhausted:
                 cut = buf.shape[0]
             else:
@@ -411,7 +413,9 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
 def _hallucinated(fw: FwSegment) -> bool:
     """A repetition loop (seen on a 0.6 s rest of breath: "はぁぁぁ..."), or text the model made up from silence
     (seen: "Thank you very much." on 1.1 s after the last word): WhisperModel.transcribe's no-speech rule."""
-    return fw.compression_ratio > MAX_COMPRESSION or (fw.no_speech_prob > NO_SPEECH_PROB and fw.avg_logprob < MIN_LOGPROB)
+    return fw.compression_ratio > MAX_COMPRESSION or (
+        fw.no_speech_prob > NO_SPEECH_PROB and fw.avg_logprob < MIN_LOGPROB
+    )
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:

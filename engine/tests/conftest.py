@@ -122,8 +122,9 @@ class Engine:
                 cpu = self._cpu_s()
                 used = (time.monotonic() - start) if cpu is None or start_cpu is None else cpu - start_cpu
                 if used > REPLY_TIMEOUT_S or time.monotonic() - start > MAX_WAIT_S:
-                    raise AssertionError(f"engine did not answer within {REPLY_TIMEOUT_S} CPU s\n"
-                                         f"{self.stderr_tail()}") from None
+                    raise AssertionError(
+                        f"engine did not answer within {REPLY_TIMEOUT_S} CPU s\n{self.stderr_tail()}"
+                    ) from None
         assert raw, f"engine closed stdout (exit {self.proc.poll()})\n{self.stderr_tail()}"
         # Every stdout line must be one JSON object: anything else would break the worker.
         obj = json.loads(raw)

@@ -239,8 +239,10 @@ def test_overlapping_speech(testdata: Path) -> None:
         covered = sum(max(0.0, min(t_b, t.end) - max(t_mix, t.start)) for t in res.turns if t.speaker == solo_a)
         assert covered > 0.7 * (t_b - t_mix), res.turns  # kept as speech
         both = [  # a turn inside the mixed part that overlaps another speaker's turn
-            t for t in res.turns
-            if t.end > t_mix and t.start < t_b
+            t
+            for t in res.turns
+            if t.end > t_mix
+            and t.start < t_b
             and any(u.speaker != t.speaker and u.start < t.end - 0.5 and t.start < u.end - 0.5 for u in res.turns)
         ]
         assert both, res.turns
@@ -290,7 +292,7 @@ def test_spk_count_larger_than_speakers(testdata: Path) -> None:
         res = diarize_samples(x, spk_count=spk)
         _check_turns(res, len(x) / SR)
         assert 1 <= res.num_speakers <= spk
-    tiny = _load(testdata, KO_A[0])[: SR]  # about one window: cannot have more speakers than windows
+    tiny = _load(testdata, KO_A[0])[:SR]  # about one window: cannot have more speakers than windows
     _check_turns(diarize_samples(tiny, spk_count=10), 1.0)
 
 

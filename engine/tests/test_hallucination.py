@@ -19,11 +19,11 @@ from sori_engine.protocol import Segment, Word
 SR = 16000
 
 
-def seg(start: float, end: float, text: str, words: list[tuple[float, float, str]] | None = None,
-        language: str = "ko") -> Segment:
+def seg(
+    start: float, end: float, text: str, words: list[tuple[float, float, str]] | None = None, language: str = "ko"
+) -> Segment:
     ws = None if words is None else tuple(Word(a, b, t, 0.9) for a, b, t in words)
-    return Segment(start=start, end=end, text=text, language=language, avg_logprob=-0.3, no_speech_prob=0.1,
-                   words=ws)
+    return Segment(start=start, end=end, text=text, language=language, avg_logprob=-0.3, no_speech_prob=0.1, words=ws)
 
 
 def speech_until(seconds: float, total: float) -> h.SpeechMap:
@@ -64,12 +64,15 @@ def test_invented_phrase_timed_from_the_last_words_end_is_removed() -> None:
     [kept] = h.clean([seg(1.85, 4.79, "음성입니다. 수고하셨습니다.", words)], speech_until(2.97, 6.0))
     assert kept.text == "음성입니다."
     # Without word timestamps: the segment's own end bounds the estimated span (no margin past it).
-    [kept] = h.clean([seg(0.11, 2.81, "이 음성은 샘플 음성입니다."), seg(2.81, 4.79, "수고하셨습니다.")],
-                     speech_until(2.97, 6.0))
+    [kept] = h.clean(
+        [seg(0.11, 2.81, "이 음성은 샘플 음성입니다."), seg(2.81, 4.79, "수고하셨습니다.")], speech_until(2.97, 6.0)
+    )
     assert kept.text == "이 음성은 샘플 음성입니다."
     # Said, it has the speech it takes (7 syllables: 0.42 s asked, 0.8 s there); a short real 네 needs 0.15 s.
     said = [(1.85, 2.81, " 음성입니다."), (2.81, 3.6, " 수고하셨습니다.")]
-    assert len(h.clean([seg(1.85, 3.6, "음성입니다. 수고하셨습니다.", said)], speech_until(3.6, 6.0))[0].words or ()) == 2
+    assert (
+        len(h.clean([seg(1.85, 3.6, "음성입니다. 수고하셨습니다.", said)], speech_until(3.6, 6.0))[0].words or ()) == 2
+    )
     assert h.needed("네.") == h.MIN_WORD_SPEECH_S and h.needed("Thank you.") == 8 * h.LETTER_SPEECH_S
 
 
@@ -99,9 +102,13 @@ def test_fragment_left_beside_a_removed_phrase_on_non_speech_goes_with_it() -> N
 
 
 def test_loops_are_kept_once() -> None:
-    looped = seg(0.0, 5.0, "これには困ることがあるのです。スタッフェンススタッフェンススタッフェンススタッフェン", language="ja")
+    looped = seg(
+        0.0, 5.0, "これには困ることがあるのです。スタッフェンススタッフェンススタッフェンススタッフェン", language="ja"
+    )
     assert h.deloop(looped).text == "これには困ることがあるのです。スタッフェンススタッフェン"
-    words = [(i * 0.5, i * 0.5 + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은", " 끝"])]
+    words = [
+        (i * 0.5, i * 0.5 + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은", " 끝"])
+    ]
     assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words)).text == "이 영상은 끝"
     assert h.deloop(seg(0.0, 1.0, "네 네 네")).text == "네 네 네"  # one-syllable answers are not a loop
     assert h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다.")).text == "수기수염은 멈쩍합니다."
@@ -149,13 +156,15 @@ def with_hiss(clip: np.ndarray, seconds: float = 3.0, before: bool = False) -> n
 
 
 def run(engine: Engine, model: dict[str, Any], path: Path, language: str, **extra: Any) -> list[dict[str, Any]]:
-    reply = engine.call("transcribe", {"audio_path": str(path), "model": model, "language_mode": "fixed",
-                                       "language": language, **extra})
+    reply = engine.call(
+        "transcribe", {"audio_path": str(path), "model": model, "language_mode": "fixed", "language": language, **extra}
+    )
     return reply.result["segments"]
 
 
-def test_phone_line_noise_after_a_clip_adds_no_words(engine: Engine, model: dict[str, Any], testdata: Path,
-                                                     tmp_path: Path) -> None:
+def test_phone_line_noise_after_a_clip_adds_no_words(
+    engine: Engine, model: dict[str, Any], testdata: Path, tmp_path: Path
+) -> None:
     """Today's engine, decoding without the VAD as domain CALL did, gave "... 알려드릴게요. 네." here."""
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))
     path = write(tmp_path / "hiss.wav", with_hiss(clip))
@@ -167,8 +176,7 @@ def test_phone_line_noise_after_a_clip_adds_no_words(engine: Engine, model: dict
         assert norm(segments[-1]["text"]).endswith("드릴게요"), segments
 
 
-def test_looping_japanese_clip_comes_back_without_a_loop(engine: Engine, model: dict[str, Any],
-                                                         testdata: Path) -> None:
+def test_looping_japanese_clip_comes_back_without_a_loop(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
     """It ended in スタッフェンス... repeated to the window's end (normalized CER 272 %)."""
     segments = run(engine, {**model, "beam_size": 5}, testdata / "ja/common_voice_ja_38853932_16k.wav", "ja")
     text = norm(" ".join(s["text"] for s in segments))
@@ -176,8 +184,9 @@ def test_looping_japanese_clip_comes_back_without_a_loop(engine: Engine, model: 
     assert len(text) < 60  # the reference has 38 characters
 
 
-def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(engine: Engine, model: dict[str, Any],
-                                                                   testdata: Path, tmp_path: Path) -> None:
+def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(
+    engine: Engine, model: dict[str, Any], testdata: Path, tmp_path: Path
+) -> None:
     """A sentence, then a real spoken 네 (the first 0.6 s of another shared clip), then 3 s of line hiss: the 네 stays,
     with and without the VAD and word timestamps. No shared recording says 감사합니다 (nor any other closing phrase
     of the bag but 네/예), so the real phrase is 네; 감사합니다 itself is covered on plain data above."""

@@ -21,8 +21,14 @@ DIALOGUE = "multi/deeply_ko_dialogue_constructed.wav"  # 69 s, four VAD chunks
 def test_hotwords_give_each_chunk_once_in_order(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
     reply = engine.call(
         "transcribe",
-        {"audio_path": str(testdata / DIALOGUE), "model": {**model, "beam_size": 5}, "language_mode": "fixed",
-         "language": "ko", "word_timestamps": True, "hotwords": "홈쇼핑, 심사, 창의性"},
+        {
+            "audio_path": str(testdata / DIALOGUE),
+            "model": {**model, "beam_size": 5},
+            "language_mode": "fixed",
+            "language": "ko",
+            "word_timestamps": True,
+            "hotwords": "홈쇼핑, 심사, 창의性",
+        },
     )
     segments = [s for s in reply.result["segments"] if s["text"].strip()]
     starts = [s["start"] for s in segments]

@@ -46,7 +46,9 @@ def test_refine_scores_candidates_without_decoding(engine: Engine, model: dict[s
             "audio_path": str(testdata / KO),
             "model": model,
             "language": "ko",
-            "spans": [{"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": "ko", "candidates": [said, " "]}],
+            "spans": [
+                {"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": "ko", "candidates": [said, " "]}
+            ],
             "decodes": [],
         },
     )
@@ -63,13 +65,20 @@ def test_refine_rejects_bad_spans(engine: Engine, model: dict[str, Any], testdat
         [{"start": 0.0, "text": "a"}],
         [{"start": 0.0, "end": 1.0, "text": "a", "candidates": "b"}],
     ):
-        reply = engine.call("refine", {"audio_path": str(testdata / KO), "model": model, "language": "ko", "spans": spans})
+        reply = engine.call(
+            "refine", {"audio_path": str(testdata / KO), "model": model, "language": "ko", "spans": spans}
+        )
         assert reply.error_code == "bad_request"
 
 
 def test_refine_missing_audio_is_a_decode_failure(engine: Engine, model: dict[str, Any], tmp_path: Path) -> None:
     reply = engine.call(
         "refine",
-        {"audio_path": str(tmp_path / "gone.wav"), "model": model, "language": "ko", "spans": [{"start": 0, "end": 1, "text": "a"}]},
+        {
+            "audio_path": str(tmp_path / "gone.wav"),
+            "model": model,
+            "language": "ko",
+            "spans": [{"start": 0, "end": 1, "text": "a"}],
+        },
     )
     assert reply.error_code == "audio_decode_failed"

@@ -38,15 +38,29 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
 
     # "<|0.00|> revenue ... billion<|4.00|><|4.00|> profit ... Euros" then end-of-text: the decoder stopped inside
     # the last segment because the clip's audio ended there.
-    tokens = [ts(0.0), *tok.encode(" Revenue reached almost 64 billion."), ts(4.0), ts(4.0),
-              *tok.encode(" Profit over 17 billion Euros.")]
-    args = {"tokenizer": tok, "tokens": tokens, "time_offset": 10.0, "segment_size": 700, "segment_duration": 6.5, "seek": 0}
+    tokens = [
+        ts(0.0),
+        *tok.encode(" Revenue reached almost 64 billion."),
+        ts(4.0),
+        ts(4.0),
+        *tok.encode(" Profit over 17 billion Euros."),
+    ]
+    args = {
+        "tokenizer": tok,
+        "tokens": tokens,
+        "time_offset": 10.0,
+        "segment_size": 700,
+        "segment_duration": 6.5,
+        "seek": 0,
+    }
     upstream, _seek, _single = model._split_segments_by_timestamps(**args)
     assert "Euros" not in " ".join(tok.decode(s["tokens"]) for s in upstream)  # why the override exists
 
     kept = fw_batched._split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
-    assert [tok.decode(s["tokens"]).strip() for s in kept] == ["Revenue reached almost 64 billion.",
-                                                               "Profit over 17 billion Euros."]
+    assert [tok.decode(s["tokens"]).strip() for s in kept] == [
+        "Revenue reached almost 64 billion.",
+        "Profit over 17 billion Euros.",
+    ]
     assert (kept[-1]["start"], kept[-1]["end"]) == (14.0, 16.5)  # from its opening timestamp to the clip's end
 
     # A complete ending (closing timestamp) is left exactly as upstream splits it.
@@ -60,8 +74,12 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
     """The real model on the clip, with the sommers decoding (beam 5, VAD): the reference's last words are there."""
     reply = engine.call(
         "transcribe",
-        {"audio_path": str(testdata / CLIP), "model": {**model, "beam_size": 5}, "language_mode": "fixed",
-         "language": "en"},
+        {
+            "audio_path": str(testdata / CLIP),
+            "model": {**model, "beam_size": 5},
+            "language_mode": "fixed",
+            "language": "en",
+        },
     )
     segments = reply.result["segments"]
     hyp = words(" ".join(s["text"] for s in segments))

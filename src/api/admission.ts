@@ -25,7 +25,10 @@ export async function checkQuotaFor(app: FastifyInstance, client: ClientRow, aud
   const { config, store } = app.sori;
   const quotaS = client.quota_s ?? config.defaults.quotaS;
   if (quotaS > 0 && (await audioSecondsSince(store, client.id, quotaWindowStart(app))) + (audioS ?? 0) > quotaS) {
-    throw new ApiError("A0001", `this file would exceed the audio usage quota of ${quotaS} s per ${config.quotaWindowS} s`);
+    throw new ApiError(
+      "A0001",
+      `this file would exceed the audio usage quota of ${quotaS} s per ${config.quotaWindowS} s`,
+    );
   }
 }
 
@@ -54,7 +57,10 @@ export async function queueJob(
     audio_s: job.audioS,
     max_attempts: config.maxAttempts,
   });
-  req.log.info({ job_id: id, client_id: job.client.id, format: job.format, audio_s: job.audioS, bytes: blob.bytes, via: job.via }, "job queued");
+  req.log.info(
+    { job_id: id, client_id: job.client.id, format: job.format, audio_s: job.audioS, bytes: blob.bytes, via: job.via },
+    "job queued",
+  );
   app.sori.onJobQueued();
   return id;
 }

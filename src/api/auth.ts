@@ -7,7 +7,9 @@ import { getClient } from "../storage/clients.js";
 import type { ClientRow } from "../storage/clients.js";
 import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
 
-const Credentials = z.object({ client_id: z.string().min(1), client_secret: z.string().min(1) }).meta({ id: "Credentials" });
+const Credentials = z
+  .object({ client_id: z.string().min(1), client_secret: z.string().min(1) })
+  .meta({ id: "Credentials" });
 const Token = z.object({ access_token: z.string(), expire_at: Int.meta({ description: "epoch seconds" }) });
 
 export const authDocs: RouteDoc[] = [

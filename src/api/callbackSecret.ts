@@ -22,5 +22,8 @@ export const callbackSecretDocs: RouteDoc[] = [
 export async function callbackSecretRoutes(app: FastifyInstance): Promise<void> {
   const key = loadCallbackKey(app.sori.config.dataDir);
   app.addHook("onRequest", requireClient);
-  app.get("/v1/callbacks/secret", async (req) => ({ secret: callbackSecret(key, req.client!) }) satisfies z.infer<typeof Secret>);
+  app.get(
+    "/v1/callbacks/secret",
+    async (req) => ({ secret: callbackSecret(key, req.client!) }) satisfies z.infer<typeof Secret>,
+  );
 }

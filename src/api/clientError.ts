@@ -13,9 +13,11 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
     return;
   }
   const msg =
-    err.code === "HPE_HEADER_OVERFLOW" ? "request headers too large"
-    : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "the request was not received in time"
-    : "malformed HTTP request";
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? "request headers too large"
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "the request was not received in time"
+        : "malformed HTTP request";
   recordApiError("H0001");
   const body = JSON.stringify(new ApiError("H0001", msg).toBody());
   socket.end(

@@ -18,7 +18,10 @@ export const consoleDocs: RouteDoc[] = [
     method: "get",
     path: "/",
     summary: "Web console",
-    responses: { 200: { description: "The console's page", content: { "text/html": Text } }, 404: { description: "Console not built", content: { "text/plain": Text } } },
+    responses: {
+      200: { description: "The console's page", content: { "text/html": Text } },
+      404: { description: "Console not built", content: { "text/plain": Text } },
+    },
   },
   {
     method: "get",
@@ -41,16 +44,26 @@ export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string }
       if (type) files.set(name, { body: fs.readFileSync(path.join(dir, name)), type });
     }
   }
-  const headers = { "x-content-type-options": "nosniff", "content-security-policy": "default-src 'self'; media-src 'self' blob:; style-src 'self'; img-src 'self' data:" };
+  const headers = {
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'self'; media-src 'self' blob:; style-src 'self'; img-src 'self' data:",
+  };
 
   app.get("/", async (_req, reply) => {
     const index = files.get("index.html");
-    if (!index) return reply.status(404).type("text/plain; charset=utf-8").send("The console is not built: run `make build` (or `npm run build`).\n");
+    if (!index)
+      return reply
+        .status(404)
+        .type("text/plain; charset=utf-8")
+        .send("The console is not built: run `make build` (or `npm run build`).\n");
     return reply.headers(headers).type(index.type).send(index.body);
   });
   app.get<{ Params: { file: string } }>("/console/:file", async (req, reply) => {
     const f = files.get(req.params.file);
     if (!f || req.params.file === "index.html") return reply.callNotFound();
-    return reply.headers({ ...headers, "cache-control": "no-cache" }).type(f.type).send(f.body);
+    return reply
+      .headers({ ...headers, "cache-control": "no-cache" })
+      .type(f.type)
+      .send(f.body);
   });
 }

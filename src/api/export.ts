@@ -20,7 +20,10 @@ export const exportDocs: RouteDoc[] = [
     params: JobIdParams,
     query: ExportQuery,
     responses: {
-      200: { description: "The transcript", content: Object.fromEntries(Object.values(CONTENT_TYPES).map((t) => [t.split(";")[0]!, Text])) },
+      200: {
+        description: "The transcript",
+        content: Object.fromEntries(Object.values(CONTENT_TYPES).map((t) => [t.split(";")[0]!, Text])),
+      },
     },
     errors: [...READ_ERRORS],
     errorBody: ErrorBody,
@@ -30,23 +33,26 @@ export const exportDocs: RouteDoc[] = [
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", requireClient);
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>("/v1/transcribe/:id/export", async (req, reply) => {
-    const client = req.client!;
-    const query = ExportQuery.safeParse(req.query);
-    if (!query.success) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
-    const { format } = query.data;
-    takeRead(app, client);
-    const job = await findOwnJob(app, client, req.params.id);
-    if (job.state !== "completed") {
-      const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";
-      throw new ApiError("H0004", `no result to export: ${why}`);
-    }
-    const config = readJobConfig(job.config);
-    const speakers = config.use_diarization ? "speaker" : config.use_multi_channel ? "channel" : null;
-    const body = renderExport(format, readResults(job.result)?.utterances ?? [], { speakers });
-    return reply
-      .header("content-type", CONTENT_TYPES[format])
-      .header("content-disposition", `attachment; filename="${job.id}.${format}"`)
-      .send(body);
-  });
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
+    "/v1/transcribe/:id/export",
+    async (req, reply) => {
+      const client = req.client!;
+      const query = ExportQuery.safeParse(req.query);
+      if (!query.success) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
+      const { format } = query.data;
+      takeRead(app, client);
+      const job = await findOwnJob(app, client, req.params.id);
+      if (job.state !== "completed") {
+        const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";
+        throw new ApiError("H0004", `no result to export: ${why}`);
+      }
+      const config = readJobConfig(job.config);
+      const speakers = config.use_diarization ? "speaker" : config.use_multi_channel ? "channel" : null;
+      const body = renderExport(format, readResults(job.result)?.utterances ?? [], { speakers });
+      return reply
+        .header("content-type", CONTENT_TYPES[format])
+        .header("content-disposition", `attachment; filename="${job.id}.${format}"`)
+        .send(body);
+    },
+  );
 }

@@ -12,7 +12,8 @@ export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** The `id` path parameter of every job route (findOwnJob checks it). */
 export const JobIdParams = z.object({
   id: z.string().regex(JOB_ID).meta({
-    description: "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
+    description:
+      "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
   }),
 });
 // The read table's refusals (read, export).
@@ -33,7 +34,12 @@ export interface LookupOptions {
 }
 
 /** The caller's job, or the spec's error for why it cannot be had. */
-export async function findOwnJob(app: FastifyInstance, client: ClientRow, id: string, opts: LookupOptions = {}): Promise<JobRow> {
+export async function findOwnJob(
+  app: FastifyInstance,
+  client: ClientRow,
+  id: string,
+  opts: LookupOptions = {},
+): Promise<JobRow> {
   if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
   const job = await getJob(app.sori.store, id);
   if (!job || job.deleted_at !== null) throw new ApiError("H0004", "no transcription with this id");

@@ -122,7 +122,10 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { transcribes: page.map(listItem), next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null } satisfies z.infer<typeof ListPage>;
+    return {
+      transcribes: page.map(listItem),
+      next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+    } satisfies z.infer<typeof ListPage>;
   });
 
   app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {

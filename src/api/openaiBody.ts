@@ -37,7 +37,14 @@ export const OpenAiVerbose = z.object({
 });
 /** OpenAI's error shape, with sori's code. */
 export const OpenAiError = z
-  .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: ErrorBody.shape.code }) })
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string(),
+      param: z.string().nullable(),
+      code: ErrorBody.shape.code,
+    }),
+  })
   .meta({ id: "OpenAiError" });
 
 const languageNames = new Intl.DisplayNames(["en"], { type: "language" });
@@ -50,7 +57,8 @@ export function openAiBody(
 ): string | z.infer<typeof OpenAiJson> | z.infer<typeof OpenAiVerbose> {
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
   const text = joinText(sorted);
-  const durationS = opts.durationS ?? (sorted.length ? Math.max(...sorted.map((u) => u.start_at + u.duration)) / 1000 : 0);
+  const durationS =
+    opts.durationS ?? (sorted.length ? Math.max(...sorted.map((u) => u.start_at + u.duration)) / 1000 : 0);
   const usage = { type: "duration" as const, seconds: Math.ceil(durationS) };
   switch (format) {
     case "text":
@@ -85,7 +93,13 @@ export function openAiBody(
         }));
       }
       if (opts.words) {
-        body.words = sorted.flatMap((u) => (u.words ?? []).map((w) => ({ word: w.text, start: w.start_at / 1000, end: (w.start_at + w.duration) / 1000 })));
+        body.words = sorted.flatMap((u) =>
+          (u.words ?? []).map((w) => ({
+            word: w.text,
+            start: w.start_at / 1000,
+            end: (w.start_at + w.duration) / 1000,
+          })),
+        );
       }
       return { ...body, usage }; // last, as OpenAI sends it
     }
@@ -108,4 +122,12 @@ export function openAiError(e: ApiError): z.infer<typeof OpenAiError> {
 }
 
 const errorType = (status: number): string =>
-  status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  status === 401
+    ? "authentication_error"
+    : status === 403
+      ? "permission_error"
+      : status === 429
+        ? "rate_limit_error"
+        : status >= 500
+          ? "server_error"
+          : "invalid_request_error";

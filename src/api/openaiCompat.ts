@@ -16,7 +16,15 @@ import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { toApiError } from "./errorMapping.js";
-import { OPENAI_FORMATS, type OpenAiFormat, OpenAiError, OpenAiJson, OpenAiVerbose, openAiBody, openAiError } from "./openaiBody.js";
+import {
+  OPENAI_FORMATS,
+  type OpenAiFormat,
+  OpenAiError,
+  OpenAiJson,
+  OpenAiVerbose,
+  openAiBody,
+  openAiError,
+} from "./openaiBody.js";
 import { type RouteDoc, Text } from "./routeDoc.js";
 import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
@@ -30,7 +38,16 @@ export const OPENAI_MODELS: Record<string, "whisper" | "sommers"> = {
   sommers: "sommers",
 };
 
-const OPENAI_TEXT_PARTS = ["model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]", "timestamp_granularities", "stream"];
+const OPENAI_TEXT_PARTS = [
+  "model",
+  "language",
+  "prompt",
+  "response_format",
+  "temperature",
+  "timestamp_granularities[]",
+  "timestamp_granularities",
+  "stream",
+];
 
 // The multipart form as OpenAI documents it; openAiFields/toJobConfig read it (with the messages OpenAI's clients
 // expect), and the OpenAPI document shows it.
@@ -76,19 +93,28 @@ export interface OpenAiRequest {
 }
 
 /** The job config for an OpenAI request: the OpenAI fields checked, then the spec's config rules (H0001). */
-export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parseJobConfig>; format: OpenAiFormat; words: boolean; segments: boolean } {
+export function toJobConfig(r: OpenAiRequest): {
+  config: ReturnType<typeof parseJobConfig>;
+  format: OpenAiFormat;
+  words: boolean;
+  segments: boolean;
+} {
   if (!r.model) throw new ApiError("H0001", "model is required (whisper-1, whisper or sommers)");
   const model = OPENAI_MODELS[r.model];
   if (!model) throw new ApiError("H0001", `model must be one of ${Object.keys(OPENAI_MODELS).join(", ")}`);
   const format = (r.response_format ?? "json") as OpenAiFormat;
-  if (!OPENAI_FORMATS.includes(format)) throw new ApiError("H0001", `response_format must be one of ${OPENAI_FORMATS.join(", ")}`);
-  if (r.stream === "true") throw new ApiError("H0001", "stream is not supported: sori answers once the transcription is complete");
+  if (!OPENAI_FORMATS.includes(format))
+    throw new ApiError("H0001", `response_format must be one of ${OPENAI_FORMATS.join(", ")}`);
+  if (r.stream === "true")
+    throw new ApiError("H0001", "stream is not supported: sori answers once the transcription is complete");
   if (r.temperature !== undefined) {
     const t = Number(r.temperature);
-    if (r.temperature.trim() === "" || !Number.isFinite(t) || t < 0 || t > 1) throw new ApiError("H0001", "temperature must be a number from 0 to 1");
+    if (r.temperature.trim() === "" || !Number.isFinite(t) || t < 0 || t > 1)
+      throw new ApiError("H0001", "temperature must be a number from 0 to 1");
   }
   for (const g of r.timestamp_granularities) {
-    if (g !== "word" && g !== "segment") throw new ApiError("H0001", "timestamp_granularities[] must be word or segment");
+    if (g !== "word" && g !== "segment")
+      throw new ApiError("H0001", "timestamp_granularities[] must be word or segment");
   }
   const words = r.timestamp_granularities.includes("word");
   if (r.timestamp_granularities.length > 0 && format !== "verbose_json") {
@@ -97,7 +123,8 @@ export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parse
   const segments = r.timestamp_granularities.length === 0 || r.timestamp_granularities.includes("segment");
 
   const lang = r.language?.trim().toLowerCase() || undefined;
-  if (lang !== undefined && !WHISPER_LANGUAGES.has(lang)) throw new ApiError("H0001", "language must be an ISO 639-1 code");
+  if (lang !== undefined && !WHISPER_LANGUAGES.has(lang))
+    throw new ApiError("H0001", "language must be an ISO 639-1 code");
   const spec: Record<string, unknown> = {
     model_name: model,
     use_word_timestamp: words,
@@ -107,7 +134,8 @@ export function toJobConfig(r: OpenAiRequest): { config: ReturnType<typeof parse
   };
   if (lang !== undefined) spec.language = lang;
   // No language: OpenAI detects among all languages, not among the spec route's default candidates.
-  else if (model === "whisper") Object.assign(spec, { language: "detect", language_candidates: [...WHISPER_LANGUAGES] });
+  else if (model === "whisper")
+    Object.assign(spec, { language: "detect", language_candidates: [...WHISPER_LANGUAGES] });
   return { config: parseJobConfig(JSON.stringify(spec)), format, words, segments };
 }
 
@@ -149,10 +177,18 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       const audioS = await containerDuration(blob.path, fileFormat);
       const limitS = Math.min(config.openaiMaxAudioS, config.maxAudioS);
       if (audioS !== null && audioS > limitS) {
-        throw new ApiError("H0006", `audio is ${Math.round(audioS)} s long; this endpoint answers for files up to ${limitS} s (use POST /v1/transcribe for longer ones)`);
+        throw new ApiError(
+          "H0006",
+          `audio is ${Math.round(audioS)} s long; this endpoint answers for files up to ${limitS} s (use POST /v1/transcribe for longer ones)`,
+        );
       }
       await checkQuotaFor(app, client, audioS);
-      const id = await queueJob(app, req, { client, config: jobConfig, spoolPath: blob.path, format: fileFormat, audioS, via: "openai" }, (key) => (blobKey = key));
+      const id = await queueJob(
+        app,
+        req,
+        { client, config: jobConfig, spoolPath: blob.path, format: fileFormat, audioS, via: "openai" },
+        (key) => (blobKey = key),
+      );
       queued = true;
       reply.header("x-sori-job-id", id);
       const job = await waitFinal(app, req, reply, id);
@@ -162,7 +198,11 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
         const code = job.error_code === "H0010" || job.error_code === "H0006" ? job.error_code : "E500";
         throw new ApiError(code, job.error_message ?? "transcription failed");
       }
-      const body = openAiBody(format, readResults(job.result)?.utterances ?? [], { durationS: job.audio_s, words, segments });
+      const body = openAiBody(format, readResults(job.result)?.utterances ?? [], {
+        durationS: job.audio_s,
+        words,
+        segments,
+      });
       if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
       return body;
     } catch (err) {
@@ -175,7 +215,12 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** Polls the store until the job is final (workers may run in other processes). null when the client left. */
-async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, id: string): Promise<JobRow | null> {
+async function waitFinal(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  id: string,
+): Promise<JobRow | null> {
   const until = Date.now() + MAX_WAIT_MS;
   let gone = false;
   reply.raw.once("close", () => (gone = !reply.raw.writableEnded));
@@ -185,12 +230,18 @@ async function waitFinal(app: FastifyInstance, req: FastifyRequest, reply: Fasti
     if (!job || job.deleted_at !== null) throw new ApiError("H0004", "the transcription was deleted while it ran");
     if (job.state === "completed" || job.state === "failed") return job;
     if (gone) {
-      req.log.info({ job_id: id, client_id: req.client?.id }, "client left before the synchronous transcription finished");
+      req.log.info(
+        { job_id: id, client_id: req.client?.id },
+        "client left before the synchronous transcription finished",
+      );
       return null;
     }
     await new Promise((r) => setTimeout(r, pause));
   }
-  throw new ApiError("E500", `not finished within ${MAX_WAIT_MS / 60_000} min; read it later: GET /v1/transcribe/${id}`);
+  throw new ApiError(
+    "E500",
+    `not finished within ${MAX_WAIT_MS / 60_000} min; read it later: GET /v1/transcribe/${id}`,
+  );
 }
 
 /** The OpenAI request's text fields (the file is spooled by the shared readUpload). */
@@ -202,7 +253,10 @@ function openAiFields(upload: Upload): OpenAiRequest {
     prompt: one("prompt"),
     response_format: one("response_format"),
     temperature: one("temperature"),
-    timestamp_granularities: [...(upload.fields.get("timestamp_granularities[]") ?? []), ...(upload.fields.get("timestamp_granularities") ?? [])],
+    timestamp_granularities: [
+      ...(upload.fields.get("timestamp_granularities[]") ?? []),
+      ...(upload.fields.get("timestamp_granularities") ?? []),
+    ],
     stream: one("stream"),
   };
 }

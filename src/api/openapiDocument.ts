@@ -23,7 +23,12 @@ type Schema = Record<string, unknown>;
 // declared there and wrapped here.
 function healthDocs(metrics: boolean): RouteDoc[] {
   const docs: RouteDoc[] = [
-    { method: "get", path: "/healthz", summary: "Liveness", responses: { 200: { description: "Up", content: { "application/json": Liveness } } } },
+    {
+      method: "get",
+      path: "/healthz",
+      summary: "Liveness",
+      responses: { 200: { description: "Up", content: { "application/json": Liveness } } },
+    },
     {
       method: "get",
       path: "/readyz",
@@ -49,7 +54,12 @@ const selfDoc: RouteDoc = {
   method: "get",
   path: "/openapi.json",
   summary: "This document",
-  responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": z.looseObject({ openapi: z.literal("3.1.0") }) } } },
+  responses: {
+    200: {
+      description: "OpenAPI 3.1",
+      content: { "application/json": z.looseObject({ openapi: z.literal("3.1.0") }) },
+    },
+  },
 };
 
 /** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS). */
@@ -75,7 +85,11 @@ class Converter {
    * converted as zod's input (defaults optional), answers as its output. */
   convert(schema: z.ZodType, io: "input" | "output"): Schema {
     const out = z.toJSONSchema(schema, { io, target: "draft-2020-12", unrepresentable: "any" }) as Schema;
-    const { $schema: _s, $defs, ...rest } = JSON.parse(JSON.stringify(out).replaceAll('"#/$defs/', '"#/components/schemas/')) as Schema;
+    const {
+      $schema: _s,
+      $defs,
+      ...rest
+    } = JSON.parse(JSON.stringify(out).replaceAll('"#/$defs/', '"#/components/schemas/')) as Schema;
     // A named schema at the top comes out as a reference to its own definition, which joins the others.
     for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, Schema>)) this.components[id] = def;
     return rest;
@@ -105,7 +119,10 @@ function errorResponses(c: Converter, codes: ErrorCode[], body: z.ZodType): Reco
   return Object.fromEntries(
     [...byStatus].map(([status, cs]) => [
       String(status),
-      { description: cs.map((code) => `${code}: ${ERROR_CODES[code].msg}`).join("; "), content: { "application/json": { schema } } },
+      {
+        description: cs.map((code) => `${code}: ${ERROR_CODES[code].msg}`).join("; "),
+        content: { "application/json": { schema } },
+      },
     ]),
   );
 }
@@ -114,7 +131,9 @@ function operation(c: Converter, doc: RouteDoc): Schema {
   const params = [...parameters(c, "path", doc.params), ...parameters(c, "query", doc.query)];
   const responses: Schema = {};
   for (const [status, res] of Object.entries(doc.responses)) {
-    const content = res.content && Object.fromEntries(Object.entries(res.content).map(([type, s]) => [type, { schema: c.convert(s, "output") }]));
+    const content =
+      res.content &&
+      Object.fromEntries(Object.entries(res.content).map(([type, s]) => [type, { schema: c.convert(s, "output") }]));
     responses[status] = { description: res.description, ...(content ? { content } : {}) };
   }
   if (doc.errors && doc.errorBody) Object.assign(responses, errorResponses(c, doc.errors, doc.errorBody));
@@ -123,7 +142,10 @@ function operation(c: Converter, doc: RouteDoc): Schema {
     content: Object.fromEntries(
       Object.entries(doc.body).map(([type, s]) => [
         type,
-        { schema: c.convert(s, "input"), ...(type === "multipart/form-data" && doc.bodyEncoding ? { encoding: doc.bodyEncoding } : {}) },
+        {
+          schema: c.convert(s, "input"),
+          ...(type === "multipart/form-data" && doc.bodyEncoding ? { encoding: doc.bodyEncoding } : {}),
+        },
       ]),
     ),
   };
@@ -161,7 +183,14 @@ export function openApiDocument(opts: { metrics: boolean }): Schema {
         'The spec\'s three endpoints (authenticate, submit, read) and sori\'s extras (docs/extras.md). Every refused call answers {"code","msg"} (docs/errors.md), except the OpenAI-compatible endpoint, which answers OpenAI\'s error shape with the same codes.',
     },
     components: {
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "access_token from POST /v1/authenticate" } },
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "access_token from POST /v1/authenticate",
+        },
+      },
       schemas: c.components,
     },
     paths,

@@ -10,4 +10,5 @@ export function assertPartReadable(file: Readable): void {
 }
 
 /** Stream errors that mean the body ended early, not that the server failed. */
-export const isTruncatedBodyError = (err: unknown): boolean => (err as { code?: string }).code === "ERR_STREAM_PREMATURE_CLOSE";
+export const isTruncatedBodyError = (err: unknown): boolean =>
+  (err as { code?: string }).code === "ERR_STREAM_PREMATURE_CLOSE";

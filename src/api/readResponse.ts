@@ -7,7 +7,9 @@ import type { JobRow } from "../storage/jobs.js";
 import { readJobConfig, readResults, readResultsBody } from "../storage/stored.js";
 import { Int } from "./routeDoc.js";
 
-const Word = z.object({ start_at: Int, duration: Int, text: z.string() }).meta({ id: "Word", description: "Times in ms" });
+const Word = z
+  .object({ start_at: Int, duration: Int, text: z.string() })
+  .meta({ id: "Word", description: "Times in ms" });
 
 export const UtteranceBody = z
   .object({
@@ -21,7 +23,9 @@ export const UtteranceBody = z
   })
   .meta({ id: "Utterance", description: "Times in ms" });
 
-const InsightItem = z.object({ title: z.string(), summary: z.string(), category: z.enum(CATEGORIES) }).meta({ id: "InsightItem" });
+const InsightItem = z
+  .object({ title: z.string(), summary: z.string(), category: z.enum(CATEGORIES) })
+  .meta({ id: "InsightItem" });
 
 const Results = z.object({
   utterances: z.array(UtteranceBody),
@@ -34,7 +38,11 @@ export const ReadBody = z
   .union([
     z.object({ id: z.string(), status: z.literal("transcribing") }),
     z.object({ id: z.string(), status: z.literal("completed"), results: Results }),
-    z.object({ id: z.string(), status: z.literal("failed"), error: z.object({ code: z.string(), message: z.string() }) }),
+    z.object({
+      id: z.string(),
+      status: z.literal("failed"),
+      error: z.object({ code: z.string(), message: z.string() }),
+    }),
     z.object({
       id: z.string(),
       status: z.literal("completed"),
@@ -59,7 +67,11 @@ export function readResponse(job: JobRow, refined: boolean): ReadBody {
     case "running":
       return { id: job.id, status: "transcribing" };
     case "failed":
-      return { id: job.id, status: "failed", error: { code: job.error_code ?? "E500", message: job.error_message ?? "" } };
+      return {
+        id: job.id,
+        status: "failed",
+        error: { code: job.error_code ?? "E500", message: job.error_message ?? "" },
+      };
     case "completed": {
       if (refined) return refinedBody(job);
       return completedBody(job.id, readResultsBody(job.result));
@@ -82,10 +94,20 @@ function refinedBody(job: JobRow): ReadBody {
     case "processing":
       return { id: job.id, status: "completed", refine_status: status };
     case "completed": {
-      return { id: job.id, status: "completed", refine_status: "completed", results: withSpkType({ utterances: readResults(job.refine_result)?.utterances ?? [] }) };
+      return {
+        id: job.id,
+        status: "completed",
+        refine_status: "completed",
+        results: withSpkType({ utterances: readResults(job.refine_result)?.utterances ?? [] }),
+      };
     }
     case "failed":
-      return { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: refineErrorCode(job.refine_error) } };
+      return {
+        id: job.id,
+        status: "completed",
+        refine_status: "failed",
+        refine_error: { code: refineErrorCode(job.refine_error) },
+      };
   }
 }
 
@@ -97,6 +119,9 @@ const refineErrorCode = (code: string | null): RefineErrorCode => (code ?? "refi
  * as it was written (its members in their stored order: the body is the same byte for byte). */
 function withSpkType(stored: Record<string, unknown>): Results {
   if (!Array.isArray(stored.utterances)) return stored as Results;
-  const utterances = (stored.utterances as Omit<Results["utterances"][number], "spk_type">[]).map((u) => ({ ...u, spk_type: "NORMAL" as const }));
+  const utterances = (stored.utterances as Omit<Results["utterances"][number], "spk_type">[]).map((u) => ({
+    ...u,
+    spk_type: "NORMAL" as const,
+  }));
   return { ...stored, utterances } as Results;
 }

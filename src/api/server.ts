@@ -65,7 +65,11 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   await app.register(callbackSecretRoutes);
   await app.register(consoleRoutes);
   // /healthz, /readyz and /metrics (docs/observability.md).
-  await app.register(healthRoutes, { store: ctx.store, engines: ctx.engines ?? [], metrics: ctx.config.metrics.enabled });
+  await app.register(healthRoutes, {
+    store: ctx.store,
+    engines: ctx.engines ?? [],
+    metrics: ctx.config.metrics.enabled,
+  });
   await app.register(openapiRoutes); // GET /openapi.json, no auth
   return app;
 }

@@ -113,7 +113,12 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
         throw new ApiError("H0006", `audio is ${Math.round(audioS)} s long; the limit is ${config.maxAudioS} s`);
       }
       await checkQuotaFor(app, client, audioS);
-      const id = await queueJob(app, req, { client, config: jobConfig, spoolPath: blob.path, format, audioS }, (key) => (blobKey = key));
+      const id = await queueJob(
+        app,
+        req,
+        { client, config: jobConfig, spoolPath: blob.path, format, audioS },
+        (key) => (blobKey = key),
+      );
       return { id } satisfies z.infer<typeof Queued>;
     } catch (err) {
       // Left behind only if the store is unreachable now; the orphan sweep removes it later.
@@ -124,14 +129,17 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>("/v1/transcribe/:id", async (req): Promise<ReadBody> => {
-    const client = req.client!;
-    const { id } = req.params;
-    if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
-    const query = ReadQuery.safeParse(req.query);
-    if (!query.success) throw new ApiError("H0001", "result must be 'refined' when given");
-    takeRead(app, client);
-    const job = await findOwnJob(app, client, id);
-    return readResponse(job, query.data.result === "refined");
-  });
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
+    "/v1/transcribe/:id",
+    async (req): Promise<ReadBody> => {
+      const client = req.client!;
+      const { id } = req.params;
+      if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
+      const query = ReadQuery.safeParse(req.query);
+      if (!query.success) throw new ApiError("H0001", "result must be 'refined' when given");
+      takeRead(app, client);
+      const job = await findOwnJob(app, client, id);
+      return readResponse(job, query.data.result === "refined");
+    },
+  );
 }

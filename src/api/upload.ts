@@ -35,9 +35,11 @@ export interface UploadLimits {
 const MAX_TEXT_FILE_BYTES = 1024 * 1024;
 
 export async function readUpload(req: FastifyRequest, limits: UploadLimits): Promise<Upload> {
-  if (!req.isMultipart()) throw new ApiError("H0001", "request body must be multipart/form-data with parts config and file");
+  if (!req.isMultipart())
+    throw new ApiError("H0001", "request body must be multipart/form-data with parts config and file");
   const upload: Upload = { fields: new Map(), file: null };
-  const add = (name: string, value: string): void => void upload.fields.set(name, [...(upload.fields.get(name) ?? []), value]);
+  const add = (name: string, value: string): void =>
+    void upload.fields.set(name, [...(upload.fields.get(name) ?? []), value]);
   try {
     // One audio file, and room for the text parts sent as files.
     const files = 1 + limits.textParts.length;
@@ -99,7 +101,11 @@ function mapMultipartError(err: unknown, tooLarge: string): unknown {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: string }).code ?? "";
   if (code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005", tooLarge);
-  if (code.startsWith("FST_") || isTruncatedBodyError(err) || /multipart|boundary|unexpected end/i.test(String((err as Error).message))) {
+  if (
+    code.startsWith("FST_") ||
+    isTruncatedBodyError(err) ||
+    /multipart|boundary|unexpected end/i.test(String((err as Error).message))
+  ) {
     return new ApiError("H0001", `malformed multipart body: ${(err as Error).message}`);
   }
   return err;

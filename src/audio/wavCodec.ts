@@ -20,7 +20,8 @@ const EXTENSIBLE = 0xfffe;
 /** The codec tag of a RIFF/WAVE header (for WAVE_FORMAT_EXTENSIBLE, its sub-format's), or null when the header has
  * no readable `fmt ` chunk in the bytes given. */
 export function wavCodecTag(head: Buffer): number | null {
-  if (head.length < 12 || head.toString("latin1", 0, 4) !== "RIFF" || head.toString("latin1", 8, 12) !== "WAVE") return null;
+  if (head.length < 12 || head.toString("latin1", 0, 4) !== "RIFF" || head.toString("latin1", 8, 12) !== "WAVE")
+    return null;
   let at = 12;
   while (at + 8 <= head.length) {
     const id = head.toString("latin1", at, at + 4);

@@ -3,9 +3,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions): Promise<Buffer> =>
-  new Promise((resolve, reject) =>
-    scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+  new Promise((resolve, reject) => scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))));
 
 // N=2^15, r=8, p=1: about 32 MiB and tens of ms per check; maxmem must allow 128*N*r bytes.
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;

@@ -44,7 +44,9 @@ export class CallbackSender {
   /** The job just became final: send its callback, if it has one, in the background. */
   notify(jobId: string): void {
     if (this.stopped) return;
-    const p = this.start(jobId).catch((err) => this.opts.log.warn({ job_id: jobId, err: (err as Error).message }, "callback not sent"));
+    const p = this.start(jobId).catch((err) =>
+      this.opts.log.warn({ job_id: jobId, err: (err as Error).message }, "callback not sent"),
+    );
     this.inFlight.add(p);
     void p.finally(() => this.inFlight.delete(p));
   }
@@ -71,7 +73,10 @@ export class CallbackSender {
     await this.attempt({ jobId, clientId: job.client_id, url, body, secret, delivery }, 1);
   }
 
-  private async attempt(d: { jobId: string; clientId: string; url: string; body: string; secret: string; delivery: string }, n: number): Promise<void> {
+  private async attempt(
+    d: { jobId: string; clientId: string; url: string; body: string; secret: string; delivery: string },
+    n: number,
+  ): Promise<void> {
     const delays = this.opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     const log = this.opts.log.child({ job_id: d.jobId, client_id: d.clientId, delivery: d.delivery, attempt: n });
     const out = await this.post(d.url, d.body, {
@@ -125,7 +130,12 @@ export class CallbackSender {
     return new Promise((resolve) => {
       const req = request(
         url,
-        { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup, timeout: timeoutMs },
+        {
+          method: "POST",
+          headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+          lookup,
+          timeout: timeoutMs,
+        },
         (res) => {
           let read = 0;
           res.on("data", (c: Buffer) => {
@@ -136,7 +146,12 @@ export class CallbackSender {
             const status = res.statusCode ?? 0;
             if (status >= 200 && status < 300) resolve({ ok: true, status });
             // The receiver refused it for good (4xx), unless it asks to be tried again (408, 429).
-            else resolve({ ok: false, retry: status >= 500 || status === 408 || status === 429 || status < 200, reason: `HTTP ${status}` });
+            else
+              resolve({
+                ok: false,
+                retry: status >= 500 || status === 408 || status === 429 || status < 200,
+                reason: `HTTP ${status}`,
+              });
           });
         },
       );

@@ -13,7 +13,9 @@ export function loadCallbackKey(dataDir: string): Buffer {
 }
 
 export function callbackSecret(key: Buffer, client: { id: string; secret_hash: string }): string {
-  const mac = createHmac("sha256", key).update(`sori-callback-v1\0${client.id}\0${client.secret_hash}`).digest("base64url");
+  const mac = createHmac("sha256", key)
+    .update(`sori-callback-v1\0${client.id}\0${client.secret_hash}`)
+    .digest("base64url");
   return `scb_${mac}`;
 }
 
@@ -23,7 +25,13 @@ export function signatureHeader(secret: string, body: string, nowS = Math.floor(
 
 /** What a receiver does (docs/extras.md has the same in a few lines): recompute, compare in constant time, and
  * refuse a signature older than `toleranceS`. */
-export function verifySignature(secret: string, body: string, header: string, toleranceS = 300, nowS = Math.floor(Date.now() / 1000)): boolean {
+export function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  toleranceS = 300,
+  nowS = Math.floor(Date.now() / 1000),
+): boolean {
   const m = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header);
   if (!m) return false;
   const t = Number(m[1]);

@@ -71,7 +71,8 @@ export function checkCallbackUrl(value: string | undefined, allowPrivate: boolea
   } catch {
     throw new ApiError("H0001", "config.callback_url: is not a URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ApiError("H0001", "config.callback_url: must be an http or https URL");
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ApiError("H0001", "config.callback_url: must be an http or https URL");
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) && isPrivateAddress(host))) {

@@ -36,7 +36,11 @@ async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createClient(store: Store, name: string, o: LimitOptions): Promise<{ client_id: string; client_secret: string }> {
+export async function createClient(
+  store: Store,
+  name: string,
+  o: LimitOptions,
+): Promise<{ client_id: string; client_secret: string }> {
   const client_id = newClientId();
   const client_secret = newClientSecret();
   await insertClient(store, {
@@ -70,7 +74,15 @@ export function clientsCommand(): Command {
     .action(async (o: { json?: boolean }) => {
       const rows = await withStore((s) => listClients(s));
       for (const c of rows) {
-        const view = { client_id: c.id, name: c.name, tier: c.tier, max_concurrent: c.max_concurrent, quota_s: c.quota_s, read_rps: c.read_rps, disabled: !!c.disabled };
+        const view = {
+          client_id: c.id,
+          name: c.name,
+          tier: c.tier,
+          max_concurrent: c.max_concurrent,
+          quota_s: c.quota_s,
+          read_rps: c.read_rps,
+          disabled: !!c.disabled,
+        };
         process.stdout.write((o.json ? JSON.stringify(view) : Object.values(view).join("\t")) + "\n");
       }
     });

@@ -24,10 +24,13 @@ function runUntilSignal(config: Config, opts: { api: boolean; workers: number })
       log.info({ signal, grace_s: config.shutdownGraceS }, "shutting down");
       // A stop that hangs (a store that does not answer) must not keep the process: in-flight work is handed back
       // or its lease expires, so leaving is safe.
-      setTimeout(() => {
-        log.error("shutdown did not finish in time; exiting");
-        process.exit(1);
-      }, (config.shutdownGraceS + 30) * 1000).unref();
+      setTimeout(
+        () => {
+          log.error("shutdown did not finish in time; exiting");
+          process.exit(1);
+        },
+        (config.shutdownGraceS + 30) * 1000,
+      ).unref();
       running.stop().then(
         () => process.exit(0),
         (err) => {

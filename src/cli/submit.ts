@@ -46,7 +46,9 @@ function credentials(o: SubmitOptions): { clientId: string; clientSecret: string
   if (o.clientId && o.clientSecret) return { clientId: o.clientId, clientSecret: o.clientSecret };
   const file = o.credentials ?? path.join(loadConfig().dataDir, "demo-client.json");
   if (!fs.existsSync(file)) {
-    throw new Error("no credentials: pass --client-id and --client-secret, or --credentials FILE (JSON with client_id, client_secret)");
+    throw new Error(
+      "no credentials: pass --client-id and --client-secret, or --credentials FILE (JSON with client_id, client_secret)",
+    );
   }
   const c = parseJson(fs.readFileSync(file, "utf8"), CredentialsFile, `${file} (needs client_id and client_secret)`);
   return { clientId: c.client_id, clientSecret: c.client_secret };
@@ -62,7 +64,11 @@ export function submitCommand(): Command {
     .option("--client-secret <secret>", "client secret (instead of a credentials file)")
     .option("--config <json>", "the config object, as for POST /v1/transcribe", "{}")
     .option("--wait", "wait until the job is final and print the result", false)
-    .addOption(new Option("--format <format>", "with --wait: what to print").choices(["json", "srt", "vtt", "txt"]).default("json"))
+    .addOption(
+      new Option("--format <format>", "with --wait: what to print")
+        .choices(["json", "srt", "vtt", "txt"])
+        .default("json"),
+    )
     .option("--poll-ms <ms>", "polling interval while waiting", positive, 5000)
     .action(async (file: string, o: SubmitOptions) => {
       const config: TranscribeConfig = parseJson(o.config, ConfigObject, "--config");

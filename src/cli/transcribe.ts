@@ -29,7 +29,10 @@ export function transcribeCommand(): Command {
       const audioPath = path.resolve(file);
       const id = `local-${randomBytes(6).toString("base64url")}`;
       const print = (body: unknown) => process.stdout.write(JSON.stringify(body, null, 2) + "\n");
-      const bar = o.progress && process.stderr.isTTY ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
+      const bar =
+        o.progress && process.stderr.isTTY
+          ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic)
+          : null;
       const engine = new Engine({ python: config.python });
       try {
         if (!fs.existsSync(audioPath)) throw new Error(`no such file: ${file}`);

@@ -119,7 +119,10 @@ export function assignSpeakers(segments: readonly EngineSegment[], turns: readon
         // The first piece keeps the segment's start, the last its end, so no audio falls between the pieces' edges.
         start: i === 0 ? Math.min(seg.start, first.start) : first.start,
         end: i === runs.length - 1 ? Math.max(seg.end, last.end) : last.end,
-        text: r.words.map((w) => w.text).join("").trim(),
+        text: r.words
+          .map((w) => w.text)
+          .join("")
+          .trim(),
         words: r.words,
         spk: r.spk,
       });

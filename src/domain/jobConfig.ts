@@ -78,19 +78,25 @@ export function parseJobConfig(text: string | undefined): JobConfig {
     throw new InvalidInput("unsupported language: config.language is required with model_name whisper");
   }
   if (c.model_name === "sommers" && c.language !== undefined && !SOMMERS_LANGUAGES.has(c.language)) {
-    throw new InvalidInput(`unsupported language: config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`);
+    throw new InvalidInput(
+      `unsupported language: config.language ${c.language} requires model_name whisper (sommers supports ko, ja)`,
+    );
   }
   if (c.model_name === "sommers" && c.language_candidates !== undefined) {
     throw new InvalidInput("unsupported language: config.language_candidates requires model_name whisper");
   }
   if (given.diarization !== undefined && !c.use_diarization) {
-    throw new InvalidInput("diarization cannot be used without use_diarization (config.diarization needs use_diarization true)");
+    throw new InvalidInput(
+      "diarization cannot be used without use_diarization (config.diarization needs use_diarization true)",
+    );
   }
   if (c.use_refinement && c.use_multi_channel) {
     throw new InvalidInput("config.use_refinement cannot be combined with use_multi_channel");
   }
   const language = c.language ?? "ko";
   // The candidates apply to detect/multi only; there they default to the real service's set.
-  const language_candidates = isFixedLanguage(language) ? c.language_candidates : (c.language_candidates ?? DEFAULT_CANDIDATES);
+  const language_candidates = isFixedLanguage(language)
+    ? c.language_candidates
+    : (c.language_candidates ?? DEFAULT_CANDIDATES);
   return { ...c, language, ...(language_candidates ? { language_candidates } : {}) };
 }

@@ -133,7 +133,13 @@ export class Engine {
         reject(new EngineError("engine_crashed", "engine did not become ready in time"));
       }, this.opts.startTimeoutMs ?? 120_000);
       readline.createInterface({ input: child.stdout }).on("line", (line) => {
-        let msg: { id?: string | null; event?: string; fraction?: number; result?: unknown; error?: { code: string; message: string } };
+        let msg: {
+          id?: string | null;
+          event?: string;
+          fraction?: number;
+          result?: unknown;
+          error?: { code: string; message: string };
+        };
         try {
           msg = JSON.parse(line);
         } catch {

@@ -6,17 +6,20 @@ import type { EngineSegment } from "./protocol.js";
 
 const ms = (s: number): number => Math.max(0, Math.round(s * 1000));
 
-export function toUtterances(
-  segments: EngineSegment[],
-  opts: { wordTimestamps: boolean; spk?: number },
-): Utterance[] {
+export function toUtterances(segments: EngineSegment[], opts: { wordTimestamps: boolean; spk?: number }): Utterance[] {
   const out: Utterance[] = [];
   for (const seg of segments) {
     const msg = seg.text.trim();
     if (!msg) continue;
     const start = ms(seg.start);
     const end = Math.max(start, ms(seg.end));
-    const u: Utterance = { start_at: start, duration: end - start, msg, spk: opts.spk ?? 0, lang: fromWhisperLanguage(seg.language) };
+    const u: Utterance = {
+      start_at: start,
+      duration: end - start,
+      msg,
+      spk: opts.spk ?? 0,
+      lang: fromWhisperLanguage(seg.language),
+    };
     if (opts.wordTimestamps) u.words = toWords(seg, start, end);
     out.push(u);
   }

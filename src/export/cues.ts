@@ -52,7 +52,8 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 // East Asian wide characters take two columns on screen, as in a terminal: Hangul, kana, Han, CJK punctuation and
 // fullwidth forms.
-const WIDE = /^[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff01-\uff60\uffe0-\uffe6]/u;
+const WIDE =
+  /^[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff01-\uff60\uffe0-\uffe6]/u;
 
 /** Width in columns: one per user-perceived character, two for a wide one. */
 export const charLength = (s: string): number => {
@@ -67,7 +68,11 @@ const splitGraphemes = (s: string): string[] => Array.from(graphemes.segment(s),
  * Builds the cues of a transcript. `prefix(spk)` is text glued to the first line of each cue (an SRT speaker
  * label); it counts toward the line length.
  */
-export function buildCues(utterances: CueSource[], rules: CueRules = DEFAULT_CUE_RULES, prefix?: (spk: number) => string): Cue[] {
+export function buildCues(
+  utterances: CueSource[],
+  rules: CueRules = DEFAULT_CUE_RULES,
+  prefix?: (spk: number) => string,
+): Cue[] {
   const cues: Cue[] = [];
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
   for (const u of sorted) {
@@ -81,7 +86,8 @@ export function buildCues(utterances: CueSource[], rules: CueRules = DEFAULT_CUE
       cur = [];
     };
     for (const unit of units) {
-      if (cur.length > 0 && (unit.end - cur[0]!.start > rules.maxCueMs || wrap([...cur, unit], pre, rules) === null)) flush();
+      if (cur.length > 0 && (unit.end - cur[0]!.start > rules.maxCueMs || wrap([...cur, unit], pre, rules) === null))
+        flush();
       cur.push(unit);
       if (SENTENCE_END.test(unit.text) && charLength(joinUnits(cur)) >= rules.maxLineChars / 2) flush();
     }
@@ -175,7 +181,10 @@ function timedUnits(u: CueSource, maxUnitChars: number): Unit[] {
     });
     sep = "";
   }
-  const clock = timeMap(u, raw.reduce((n, r) => n + charLength(r.text), 0));
+  const clock = timeMap(
+    u,
+    raw.reduce((n, r) => n + charLength(r.text), 0),
+  );
   let at = 0;
   return raw.map((r) => {
     const from = at;

@@ -35,7 +35,11 @@ export function renderExport(format: ExportFormat, utterances: CueSource[], opts
 /** SubRip: numbered cues, `HH:MM:SS,mmm`; a diarized cue starts with `[Speaker N] ` (counted in the line). */
 export function toSrt(utterances: CueSource[], opts: ExportOptions = {}): string {
   const kind = opts.speakers;
-  const cues = buildCues(utterances, opts.rules ?? DEFAULT_CUE_RULES, kind ? (spk) => `[${speakerLabel(spk, kind)}] ` : undefined);
+  const cues = buildCues(
+    utterances,
+    opts.rules ?? DEFAULT_CUE_RULES,
+    kind ? (spk) => `[${speakerLabel(spk, kind)}] ` : undefined,
+  );
   return cues.map((c, i) => `${i + 1}\n${timing(c, ",")}\n${c.lines.join("\n")}\n`).join("\n");
 }
 

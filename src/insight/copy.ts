@@ -1,7 +1,11 @@
 // How much of a summary is copied verbatim from the transcript: the longest run of characters (spaces and
 // punctuation ignored) that appears in both. A summary that is mostly one copied span does not condense.
 
-const letters = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/[\p{P}\p{S}\s]/gu, "");
+const letters = (s: string): string =>
+  s
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\p{P}\p{S}\s]/gu, "");
 
 /** Length of the longest common substring of a and b, in characters, after dropping spaces and punctuation. */
 export function longestCopiedSpan(summary: string, transcript: string): number {

@@ -39,7 +39,13 @@ function request(p: ChatPrompt, schema: "item" | "notes", temperature: number, s
 }
 
 /** Asks twice at most (greedy, then sampled); `parse` decides whether an answer is usable. */
-async function ask<T>(llm: LlmBackend, p: ChatPrompt, schema: "item" | "notes", signal: AbortSignal, parse: (raw: string) => T): Promise<T> {
+async function ask<T>(
+  llm: LlmBackend,
+  p: ChatPrompt,
+  schema: "item" | "notes",
+  signal: AbortSignal,
+  parse: (raw: string) => T,
+): Promise<T> {
   let last: Error | null = null;
   for (const temperature of [0, 0.6]) {
     try {
@@ -50,7 +56,9 @@ async function ask<T>(llm: LlmBackend, p: ChatPrompt, schema: "item" | "notes", 
     }
   }
   if (signal.aborted) throw new InsightError("insight generation timed out");
-  throw last instanceof InsightError ? last : new InsightError(`insight generation failed: ${last?.message ?? "unknown"}`);
+  throw last instanceof InsightError
+    ? last
+    : new InsightError(`insight generation failed: ${last?.message ?? "unknown"}`);
 }
 
 export async function generateInsight(req: InsightRequest, llm: LlmBackend, timeoutMs: number): Promise<InsightItem> {
@@ -82,7 +90,9 @@ async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSigna
   if (!transcript.trim()) throw new InsightError("the transcript is empty");
   const steer = { language, prompt: req.prompt, keywords: req.keywords };
   if (transcript.length <= SINGLE_PASS_CHARS) {
-    return ask(llm, buildPrompt({ transcript, ...steer }), "item", signal, (raw) => parseInsight(raw, language, transcript));
+    return ask(llm, buildPrompt({ transcript, ...steer }), "item", signal, (raw) =>
+      parseInsight(raw, language, transcript),
+    );
   }
   // Map-reduce: every window is read, instead of cutting the middle of a long call out.
   const notes: string[] = [];
@@ -90,7 +100,9 @@ async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSigna
     notes.push(await ask(llm, buildNotesPrompt(window, language), "notes", signal, parseNotes));
   }
   const joined = notes.map((n, i) => `${i + 1}. ${n}`).join("\n");
-  return ask(llm, buildPrompt({ transcript: joined, fromNotes: true, ...steer }), "item", signal, (raw) => parseInsight(raw, language, transcript));
+  return ask(llm, buildPrompt({ transcript: joined, fromNotes: true, ...steer }), "item", signal, (raw) =>
+    parseInsight(raw, language, transcript),
+  );
 }
 
 export { InsightError, type InsightItem } from "./schema.js";

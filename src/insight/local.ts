@@ -6,7 +6,14 @@
 // every job, prompt.ts) so that each job only pays for its own transcript. Memory: the weights (1.1 GB, mapped)
 // and two sequences of `contextSize` tokens (about 115 MB each for the 1.5B model at 4,096).
 import fs from "node:fs";
-import type { ChatHistoryItem, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type {
+  ChatHistoryItem,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammar,
+  LlamaModel,
+} from "node-llama-cpp";
 import type { LlmBackend, LlmRequest } from "./backend.js";
 import { SCHEMAS, type SchemaName } from "./schema.js";
 
@@ -56,10 +63,16 @@ export class LocalLlm implements LlmBackend {
   private load(): Promise<Loaded> {
     if (!this.loaded) {
       this.loaded = (async () => {
-        if (!fs.existsSync(this.opts.modelPath)) throw new Error(`insight model not found: ${this.opts.modelPath} (make install)`);
+        if (!fs.existsSync(this.opts.modelPath))
+          throw new Error(`insight model not found: ${this.opts.modelPath} (make install)`);
         const { getLlama, LlamaLogLevel } = await import("node-llama-cpp");
         // build "never": only the prebuilt binaries that npm installed; nothing is downloaded or compiled at run time.
-        const llama = await getLlama({ gpu: false, build: "never", progressLogs: false, logLevel: LlamaLogLevel.error });
+        const llama = await getLlama({
+          gpu: false,
+          build: "never",
+          progressLogs: false,
+          logLevel: LlamaLogLevel.error,
+        });
         const model = await llama.loadModel({ modelPath: this.opts.modelPath });
         const context = await model.createContext({
           contextSize: this.opts.contextSize,
@@ -90,7 +103,8 @@ export class LocalLlm implements LlmBackend {
     const session = new LlamaChatSession({ contextSequence: sequences[req.schema], autoDisposeSequence: false });
     try {
       const history: ChatHistoryItem[] = [{ type: "system", text: req.system }];
-      for (const ex of req.examples) history.push({ type: "user", text: ex.user }, { type: "model", response: [ex.assistant] });
+      for (const ex of req.examples)
+        history.push({ type: "user", text: ex.user }, { type: "model", response: [ex.assistant] });
       session.setChatHistory(history);
       return await session.prompt(req.user, {
         grammar: grammars[req.schema],

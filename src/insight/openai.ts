@@ -37,7 +37,10 @@ export class OpenAiLlm implements LlmBackend {
           ]),
           { role: "user", content: req.user },
         ],
-        response_format: { type: "json_schema", json_schema: { name: req.schema, strict: true, schema: SCHEMAS[req.schema] } },
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: req.schema, strict: true, schema: SCHEMAS[req.schema] },
+        },
       }),
     });
     if (!r.ok) throw new Error(`insight endpoint answered HTTP ${r.status}`);

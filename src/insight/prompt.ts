@@ -61,7 +61,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 대전 서구 둔산동이에요. 카드에 '생신 축하드려요'라고 써 주세요.",
       "[A] 네, 내일 오후 3시 전까지 배송해 드리겠습니다.",
     ].join("\n"),
-    assistant: '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_calls_business"}',
+    assistant:
+      '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_calls_business"}',
   },
   {
     user: [
@@ -72,7 +73,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] ありがとうございます。届いたらすぐグラフを作って、夕方までに共有します。",
       "[B] 打ち合わせは10時からに変更になったので、それも先方に伝えておいて。",
     ].join("\n"),
-    assistant: '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "work_colleagues"}',
+    assistant:
+      '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "work_colleagues"}',
   },
   {
     user: [
@@ -80,7 +82,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "Transcript:",
       "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
     ].join("\n"),
-    assistant: '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "unsolicited_offer_or_scam"}',
+    assistant:
+      '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -91,7 +94,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] 고객님 번호가 우수 고객으로 선정되셔서요. 지금 요금제만 바꾸시면 기기값 없이 바로 보내 드립니다.",
       "[B] 괜찮습니다. 끊을게요.",
     ].join("\n"),
-    assistant: '{"summary": "통신사 판매원이 먼저 전화해 요금제를 바꾸면 최신 스마트폰을 무료로 준다고 권유했으나, 고객은 신청한 적이 없다며 거절했다.", "title": "스마트폰 무료 교체 권유", "category": "unsolicited_offer_or_scam"}',
+    assistant:
+      '{"summary": "통신사 판매원이 먼저 전화해 요금제를 바꾸면 최신 스마트폰을 무료로 준다고 권유했으나, 고객은 신청한 적이 없다며 거절했다.", "title": "스마트폰 무료 교체 권유", "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -102,7 +106,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] 地域の皆様にご案内しております。今日お申し込みいただくと、ボトル2本もプレゼントです。",
       "[B] 結構です。",
     ].join("\n"),
-    assistant: '{"summary": "ウォーターサーバー会社の営業が突然電話し、1か月無料のお試しとボトル2本の特典を勧めたが、相手は断った。", "title": "ウォーターサーバーの勧誘", "category": "unsolicited_offer_or_scam"}',
+    assistant:
+      '{"summary": "ウォーターサーバー会社の営業が突然電話し、1か月無料のお試しとボトル2本の特典を勧めたが、相手は断った。", "title": "ウォーターサーバーの勧誘", "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -112,7 +117,8 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 토요일 오전이면 돼. 몇 시까지 가면 돼?",
       "[A] 9시까지 와 줘. 점심은 내가 짜장면 살게.",
     ].join("\n"),
-    assistant: '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "family_friends"}',
+    assistant:
+      '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "family_friends"}',
   },
 ];
 
@@ -122,7 +128,10 @@ export function buildPrompt(input: InsightInput): ChatPrompt {
   if (input.prompt?.trim()) lines.push(`Focus (from the client): ${input.prompt.trim()}`);
   const keywords = input.keywords?.filter((k) => k.trim()) ?? [];
   if (keywords.length > 0) lines.push(`Keywords: ${keywords.join(", ")}`);
-  lines.push(input.fromNotes ? "Notes on consecutive parts of one long conversation:" : "Transcript:", input.transcript);
+  lines.push(
+    input.fromNotes ? "Notes on consecutive parts of one long conversation:" : "Transcript:",
+    input.transcript,
+  );
   return { system: SYSTEM, examples: EXAMPLES, user: lines.join("\n") };
 }
 
@@ -131,5 +140,9 @@ const NOTES_SYSTEM =
 
 /** The map step of a long transcript: notes on one window of it (no examples: the window itself is long). */
 export function buildNotesPrompt(window: string, language: string): ChatPrompt {
-  return { system: NOTES_SYSTEM, examples: [], user: `Language: ${languageName(language)}\nPart of the transcript:\n${window}` };
+  return {
+    system: NOTES_SYSTEM,
+    examples: [],
+    user: `Language: ${languageName(language)}\nPart of the transcript:\n${window}`,
+  };
 }

@@ -46,7 +46,11 @@ export function toRefineFailure(err: unknown): TaskFailure {
   const message = (err as Error)?.message ?? String(err);
   if (err instanceof EngineError) {
     if (err.code === "audio_decode_failed") return { code: "refiner_input_unavailable", message, retryable: false };
-    return { code: "refiner_failed", message, retryable: err.code === "engine_crashed" || err.code === "engine_timeout" };
+    return {
+      code: "refiner_failed",
+      message,
+      retryable: err.code === "engine_crashed" || err.code === "engine_timeout",
+    };
   }
   return { code: "refiner_failed", message, retryable: true };
 }

@@ -33,7 +33,17 @@ export async function claimTasks(
     .where("run_at", "<=", now)
     .where("kind", "in", kinds)
     // A job whose results expired has nothing left to work on.
-    .where((eb) => eb.not(eb.exists(eb.selectFrom("jobs").select("jobs.id").whereRef("jobs.id", "=", "tasks.job_id").where("jobs.expired", "=", 1))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("jobs")
+            .select("jobs.id")
+            .whereRef("jobs.id", "=", "tasks.job_id")
+            .where("jobs.expired", "=", 1),
+        ),
+      ),
+    )
     .orderBy("priority")
     .orderBy("seq")
     .limit(opts.n ?? 1);
@@ -56,7 +66,12 @@ export async function claimTasks(
 }
 
 /** Extends the lease; false means the task is no longer ours (reaped and re-claimed, cancelled, or finished). */
-export async function renewLease(store: Store, task: Pick<TaskRow, "seq">, lease: Lease, progress?: number): Promise<boolean> {
+export async function renewLease(
+  store: Store,
+  task: Pick<TaskRow, "seq">,
+  lease: Lease,
+  progress?: number,
+): Promise<boolean> {
   const r = await store.db
     .updateTable("tasks")
     .set({ lease_until: Date.now() + lease.leaseMs, ...(progress === undefined ? {} : { progress }) })
@@ -135,11 +150,27 @@ export async function failTask(
     const q = trx.updateTable("tasks");
     const set = retry
       ? q.set({ state: "queued", locked_by: null, lease_until: null, run_at: now + backoffMs(task.attempts) })
-      : q.set({ state: "failed", error_code: f.code, error_message: f.message, locked_by: null, lease_until: null, finished_at: now });
-    const r = await set.where("seq", "=", task.seq).where("locked_by", "=", workerId).where("state", "=", "running").executeTakeFirst();
+      : q.set({
+          state: "failed",
+          error_code: f.code,
+          error_message: f.message,
+          locked_by: null,
+          lease_until: null,
+          finished_at: now,
+        });
+    const r = await set
+      .where("seq", "=", task.seq)
+      .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return "lost";
     if (retry) return "retried";
-    if (KINDS[task.kind].endsJob) await trx.updateTable("jobs").set({ expires_at: now + retentionMs }).where("id", "=", task.job_id).execute();
+    if (KINDS[task.kind].endsJob)
+      await trx
+        .updateTable("jobs")
+        .set({ expires_at: now + retentionMs })
+        .where("id", "=", task.job_id)
+        .execute();
     return "failed";
   });
 }
@@ -159,7 +190,11 @@ export async function releaseTask(store: Store, task: Pick<TaskRow, "seq">, work
  * Tasks whose worker died (lease expired) go back to the queue, or fail with their kind's `exhausted` error once
  * their attempts are used up, so that no accepted work is ever stuck. Returns how many were requeued and failed.
  */
-export async function reapExpired(store: Store, retentionMs: number, now = Date.now()): Promise<{ requeued: number; failed: number }> {
+export async function reapExpired(
+  store: Store,
+  retentionMs: number,
+  now = Date.now(),
+): Promise<{ requeued: number; failed: number }> {
   const requeued = await store.db
     .updateTable("tasks")
     .set({ state: "queued", locked_by: null, lease_until: null, run_at: now })
@@ -173,7 +208,14 @@ export async function reapExpired(store: Store, retentionMs: number, now = Date.
     failed += await store.db.transaction().execute(async (trx) => {
       const rows = await trx
         .updateTable("tasks")
-        .set({ state: "failed", error_code: code, error_message: message, locked_by: null, lease_until: null, finished_at: now })
+        .set({
+          state: "failed",
+          error_code: code,
+          error_message: message,
+          locked_by: null,
+          lease_until: null,
+          finished_at: now,
+        })
         .where("kind", "=", kind)
         .where("state", "=", "running")
         .where("lease_until", "<", now)
@@ -181,7 +223,15 @@ export async function reapExpired(store: Store, retentionMs: number, now = Date.
         .returning("job_id")
         .execute();
       if (rows.length > 0 && KINDS[kind].endsJob) {
-        await trx.updateTable("jobs").set({ expires_at: now + retentionMs }).where("id", "in", rows.map((r) => r.job_id)).execute();
+        await trx
+          .updateTable("jobs")
+          .set({ expires_at: now + retentionMs })
+          .where(
+            "id",
+            "in",
+            rows.map((r) => r.job_id),
+          )
+          .execute();
       }
       return rows.length;
     });

@@ -28,7 +28,15 @@ export async function sweepExpired(
       .selectFrom("jobs")
       .select("id")
       .where("blob_key", "=", key)
-      .where((eb) => eb.exists(eb.selectFrom("tasks").select("seq").whereRef("tasks.job_id", "=", "jobs.id").where("tasks.state", "in", ["queued", "running"])))
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("tasks")
+            .select("seq")
+            .whereRef("tasks.job_id", "=", "jobs.id")
+            .where("tasks.state", "in", ["queued", "running"]),
+        ),
+      )
       .executeTakeFirst();
     if (!live) {
       await blobs.remove(key);

@@ -50,7 +50,13 @@ export class Worker {
   ) {
     this.lease = { workerId: id, leaseMs: deps.config.leaseS * 1000 };
     const refiner = deps.refiner ?? null;
-    this.tasks = taskDefinitions({ engine: deps.engine, models: deps.models, config: deps.config, insight: deps.insight ?? null, refiner });
+    this.tasks = taskDefinitions({
+      engine: deps.engine,
+      models: deps.models,
+      config: deps.config,
+      insight: deps.insight ?? null,
+      refiner,
+    });
     const refines = Boolean(refiner && deps.config.refine.enabled && deps.config.refine.claim);
     this.kinds = refines ? ["transcribe", "refine"] : ["transcribe"];
   }
@@ -83,8 +89,13 @@ export class Worker {
     if (task) {
       const who = { job_id: task.job_id, kind: task.kind };
       await releaseTask(this.deps.store, task, this.id).then(
-        () => this.deps.log.warn({ ...who, grace_s: graceMs / 1000 }, "shutdown: in-flight task handed back to the queue"),
-        (err: Error) => this.deps.log.warn({ ...who, err: err.message }, "shutdown: hand-back failed; the task returns when its lease expires"),
+        () =>
+          this.deps.log.warn({ ...who, grace_s: graceMs / 1000 }, "shutdown: in-flight task handed back to the queue"),
+        (err: Error) =>
+          this.deps.log.warn(
+            { ...who, err: err.message },
+            "shutdown: hand-back failed; the task returns when its lease expires",
+          ),
       );
     }
     // The engine is still decoding work that is no longer ours: kill it now rather than wait for it. The loop then
@@ -96,7 +107,9 @@ export class Worker {
 
   /** Work was queued again (a retry, a refinement): idle workers in other processes need not wait for their poll. */
   private wakeOthers(): void {
-    notifyJobQueued(this.deps.store).catch((err: Error) => this.deps.log.debug({ err: err.message }, "job notification failed"));
+    notifyJobQueued(this.deps.store).catch((err: Error) =>
+      this.deps.log.debug({ err: err.message }, "job notification failed"),
+    );
   }
 
   private async run(): Promise<void> {
@@ -144,17 +157,20 @@ export class Worker {
 
     let progress = 0;
     let lost = false;
-    const heartbeat = setInterval(() => {
-      renewLease(store, task, this.lease, progress)
-        .then((ok) => {
-          if (ok || lost) return;
-          lost = true;
-          // Someone else owns the task now (or it was cancelled): whatever the engine still computes is discarded.
-          tlog.warn("lease lost; stopping the engine");
-          engine.stop(0).catch(() => {});
-        })
-        .catch((err) => tlog.warn({ err: (err as Error).message }, "lease renewal failed"));
-    }, Math.max(200, this.lease.leaseMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        renewLease(store, task, this.lease, progress)
+          .then((ok) => {
+            if (ok || lost) return;
+            lost = true;
+            // Someone else owns the task now (or it was cancelled): whatever the engine still computes is discarded.
+            tlog.warn("lease lost; stopping the engine");
+            engine.stop(0).catch(() => {});
+          })
+          .catch((err) => tlog.warn({ err: (err as Error).message }, "lease renewal failed"));
+      },
+      Math.max(200, this.lease.leaseMs / 3),
+    );
 
     let audio: OpenedBlob | null = null;
     let outcome: "completed" | "retried" | "failed" | "lost";
@@ -175,7 +191,13 @@ export class Worker {
       const f = def.toFailure(err);
       code = f.code;
       tlog.warn({ code: f.code, reason: f.message }, `${name} attempt failed`);
-      outcome = await failTask(store, task, this.id, { ...f, message: hidePaths(f.message, audio?.path ?? null) }, retentionMs);
+      outcome = await failTask(
+        store,
+        task,
+        this.id,
+        { ...f, message: hidePaths(f.message, audio?.path ?? null) },
+        retentionMs,
+      );
       if (outcome === "retried") this.wakeOthers();
     } finally {
       await audio?.release();
@@ -187,13 +209,17 @@ export class Worker {
       tlog.warn("lease lost before the outcome was recorded; result discarded (another worker owns the task)");
       return;
     }
-    if (outcome === "completed") tlog.info({ elapsed_s: elapsed, rtf: job?.audio_s ? elapsed / job.audio_s : null }, `${name} completed`);
+    if (outcome === "completed")
+      tlog.info({ elapsed_s: elapsed, rtf: job?.audio_s ? elapsed / job.audio_s : null }, `${name} completed`);
     else tlog.info({ outcome }, `${name} attempt recorded`);
     if (outcome === "retried") return;
     if (KINDS[task.kind].endsJob) this.deps.onFinal?.(task.job_id);
     // The outcome is recorded; cleaning up after it is not part of it: a failure here is logged, and the orphan
     // sweep removes the audio later.
-    if (job?.blob_key) await this.removeAudioWhenDone(task.job_id, job.blob_key).catch((err: Error) => tlog.warn({ err: err.message }, "audio removal failed; the orphan sweep will remove it"));
+    if (job?.blob_key)
+      await this.removeAudioWhenDone(task.job_id, job.blob_key).catch((err: Error) =>
+        tlog.warn({ err: err.message }, "audio removal failed; the orphan sweep will remove it"),
+      );
   }
 
   /** The audio is kept while any task of the job may still need it (a queued refinement re-decodes it). */

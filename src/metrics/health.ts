@@ -40,14 +40,17 @@ export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): P
     const notReady = Object.entries(checks)
       .filter(([k, v]) => v !== (k === "store" ? "ok" : "loaded"))
       .map(([k]) => k);
-    if (notReady.length) return reply.status(503).send({ status: "not_ready", not_ready: notReady, checks } satisfies Readiness);
+    if (notReady.length)
+      return reply.status(503).send({ status: "not_ready", not_ready: notReady, checks } satisfies Readiness);
     return { status: "ready", checks } satisfies Readiness;
   });
 
   if (opts.metrics) {
     app.get("/metrics", async (req, reply) => {
       // A store that is down must not cost the process metrics: the queue gauge keeps its last value.
-      await refreshQueueDepth(opts.store).catch((err) => req.log.warn({ err: (err as Error).message }, "queue depth unavailable"));
+      await refreshQueueDepth(opts.store).catch((err) =>
+        req.log.warn({ err: (err as Error).message }, "queue depth unavailable"),
+      );
       return reply.type(registry.contentType).send(await registry.metrics());
     });
   }

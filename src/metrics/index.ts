@@ -1,7 +1,15 @@
 // What the rest of the code calls: small recording functions, so a hook in the worker or pipeline is one line
 // and knows nothing of prom-client.
 import type { TaskKind } from "../storage/schema.js";
-import { audioSeconds, errors, jobDuration, jobQueueWait, realTimeFactor, stageDuration, type Stage } from "./registry.js";
+import {
+  audioSeconds,
+  errors,
+  jobDuration,
+  jobQueueWait,
+  realTimeFactor,
+  stageDuration,
+  type Stage,
+} from "./registry.js";
 
 export { registry } from "./registry.js";
 export type { Stage } from "./registry.js";
@@ -19,7 +27,13 @@ export async function timeStage<T>(stage: Stage, fn: () => Promise<T> | T): Prom
 export type AttemptOutcome = "completed" | "failed" | "retried" | "lost";
 
 /** One task attempt ended. `audioS` counts only for completed transcriptions (processed audio, and its RTF). */
-export function recordAttempt(kind: TaskKind, outcome: AttemptOutcome, elapsedS: number, audioS: number | null, errorCode?: string): void {
+export function recordAttempt(
+  kind: TaskKind,
+  outcome: AttemptOutcome,
+  elapsedS: number,
+  audioS: number | null,
+  errorCode?: string,
+): void {
   jobDuration.observe({ kind, outcome }, elapsedS);
   if (kind === "transcribe" && outcome === "completed" && audioS) {
     audioSeconds.inc(audioS);

@@ -6,7 +6,11 @@ import type { Config } from "../config.js";
 import type { Engine } from "../engine/client.js";
 import type { Store } from "../storage/db.js";
 
-export async function startOpsServer(config: Config, store: Store, engines: readonly Engine[]): Promise<FastifyInstance> {
+export async function startOpsServer(
+  config: Config,
+  store: Store,
+  engines: readonly Engine[],
+): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   await app.register(healthRoutes, { store, engines, metrics: config.metrics.enabled });
   await app.listen({ host: config.host, port: config.metrics.port ?? 0 });

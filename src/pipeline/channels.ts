@@ -16,10 +16,17 @@ export interface ChannelOptions {
   onProgress?: ((fraction: number) => void) | undefined;
 }
 
-export async function transcribeChannels(engine: Engine, params: TranscribeParams, opts: ChannelOptions): Promise<Utterance[]> {
+export async function transcribeChannels(
+  engine: Engine,
+  params: TranscribeParams,
+  opts: ChannelOptions,
+): Promise<Utterance[]> {
   const { channels } = await engine.probe(params.audio_path);
   if (channels > MAX_CHANNELS) {
-    throw new EngineError("audio_decode_failed", `use_multi_channel supports at most ${MAX_CHANNELS} channels; the audio has ${channels}`);
+    throw new EngineError(
+      "audio_decode_failed",
+      `use_multi_channel supports at most ${MAX_CHANNELS} channels; the audio has ${channels}`,
+    );
   }
   const count = Math.max(1, channels);
   const perChannel: Utterance[][] = [];

@@ -16,12 +16,21 @@ export interface JobOutcome {
   insightError: string | null;
 }
 
-export async function runJobPipeline(input: PipelineInput, deps: JobPipelineDeps, audioSeconds: number | null): Promise<JobOutcome> {
+export async function runJobPipeline(
+  input: PipelineInput,
+  deps: JobPipelineDeps,
+  audioSeconds: number | null,
+): Promise<JobOutcome> {
   const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
   if (!input.config.use_insight) return { results, insightError: null };
   const { insight, error } = await timeStage("insight", () =>
     insightForJob(
-      { utterances: results.utterances, language: input.config.language, prompt: input.config.insight?.prompt, keywords: input.config.keywords },
+      {
+        utterances: results.utterances,
+        language: input.config.language,
+        prompt: input.config.insight?.prompt,
+        keywords: input.config.keywords,
+      },
       deps.insight.backend,
       deps.insight.timeoutMs,
     ),

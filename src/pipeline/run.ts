@@ -30,7 +30,12 @@ export interface JobResults {
   utterances: Utterance[];
 }
 
-export function engineParams(config: JobConfig, audioPath: string, models: ModelRegistry, maxAudioS: number): TranscribeParams {
+export function engineParams(
+  config: JobConfig,
+  audioPath: string,
+  models: ModelRegistry,
+  maxAudioS: number,
+): TranscribeParams {
   const fixed = isFixedLanguage(config.language);
   return {
     audio_path: audioPath,
@@ -49,34 +54,48 @@ export function engineParams(config: JobConfig, audioPath: string, models: Model
   };
 }
 
-export async function runPipeline(input: PipelineInput, deps: PipelineDeps, audioSeconds: number | null): Promise<JobResults> {
+export async function runPipeline(
+  input: PipelineInput,
+  deps: PipelineDeps,
+  audioSeconds: number | null,
+): Promise<JobResults> {
   const params = engineParams(input.config, input.audioPath, deps.models, input.maxAudioS);
   const budgetS = audioSeconds ?? input.maxAudioS;
   if (input.config.use_multi_channel) {
     // A channel per speaker: transcribed channel by channel, spk = channel index, no diarization (so no words
     // are needed for it).
-    const recognized = await timeStage("transcribe", () => transcribeChannels(deps.engine, { ...params, word_timestamps: needsWords(input.config) }, {
-      wordTimestamps: needsWords(input.config),
-      timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
-      onProgress: deps.onProgress,
-    }));
+    const recognized = await timeStage("transcribe", () =>
+      transcribeChannels(
+        deps.engine,
+        { ...params, word_timestamps: needsWords(input.config) },
+        {
+          wordTimestamps: needsWords(input.config),
+          timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
+          onProgress: deps.onProgress,
+        },
+      ),
+    );
     return { utterances: await timeStage("text", () => applyTextOptions(recognized, input.config)) };
   }
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
   // Stage timings feed /metrics; "transcribe" is the engine's whole request (decode, VAD and recognition).
-  const raw = await timeStage("transcribe", () => deps.engine.transcribe(params, {
-    // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
-    onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
-    timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
-  }));
+  const raw = await timeStage("transcribe", () =>
+    deps.engine.transcribe(params, {
+      // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
+      onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
+      timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
+    }),
+  );
   const wordTimestamps = needsWords(input.config);
   let recognized: Utterance[];
   if (diarizing) {
-    const { turns } = await timeStage("diarize", () => deps.engine.diarize(
-      { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
-      { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
-    ));
+    const { turns } = await timeStage("diarize", () =>
+      deps.engine.diarize(
+        { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
+        { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
+      ),
+    );
     recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
   } else {
     recognized = toUtterances(raw.segments, { wordTimestamps });

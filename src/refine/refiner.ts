@@ -62,9 +62,15 @@ export interface RefineOutcome {
   changed: number;
 }
 
-export function refineParams(utterances: readonly Utterance[], config: JobConfig, audioPath: string, deps: RefineDeps): RefineParams {
+export function refineParams(
+  utterances: readonly Utterance[],
+  config: JobConfig,
+  audioPath: string,
+  deps: RefineDeps,
+): RefineParams {
   const keywords = config.keywords?.filter((k) => k.trim().length > 0) ?? [];
-  const fallback = config.language === "ko" || config.language === "ja" ? config.language : (utterances[0]?.lang ?? "ko");
+  const fallback =
+    config.language === "ko" || config.language === "ja" ? config.language : (utterances[0]?.lang ?? "ko");
   return {
     audio_path: audioPath,
     model: deps.settings.model,
@@ -123,11 +129,14 @@ export function applyRefinement(
 
 /** The job's text options applied to one replacement text (no paragraph regrouping: the utterance stays one). */
 function postProcess(text: string, u: Utterance, config: JobConfig): string | null {
-  const [done] = applyTextOptions([{ start_at: u.start_at, duration: u.duration, msg: text, spk: u.spk, lang: u.lang }], {
-    ...config,
-    use_paragraph_splitter: false,
-    use_word_timestamp: false,
-  });
+  const [done] = applyTextOptions(
+    [{ start_at: u.start_at, duration: u.duration, msg: text, spk: u.spk, lang: u.lang }],
+    {
+      ...config,
+      use_paragraph_splitter: false,
+      use_word_timestamp: false,
+    },
+  );
   const msg = done?.msg.trim();
   return msg ? msg : null;
 }

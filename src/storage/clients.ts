@@ -6,7 +6,10 @@ export type ClientRow = ClientsTable;
 export type NewClient = Omit<ClientsTable, "disabled" | "created_at">;
 
 export async function insertClient(store: Store, c: NewClient, now = Date.now()): Promise<void> {
-  await store.db.insertInto("clients").values({ ...c, disabled: 0, created_at: now }).execute();
+  await store.db
+    .insertInto("clients")
+    .values({ ...c, disabled: 0, created_at: now })
+    .execute();
 }
 
 export async function getClient(store: Store, id: string): Promise<ClientRow | undefined> {
@@ -17,7 +20,9 @@ export async function listClients(store: Store): Promise<ClientRow[]> {
   return store.db.selectFrom("clients").selectAll().orderBy("created_at").execute();
 }
 
-export type ClientUpdate = Partial<Pick<ClientsTable, "name" | "tier" | "max_concurrent" | "quota_s" | "read_rps" | "disabled">>;
+export type ClientUpdate = Partial<
+  Pick<ClientsTable, "name" | "tier" | "max_concurrent" | "quota_s" | "read_rps" | "disabled">
+>;
 
 export async function updateClient(store: Store, id: string, patch: ClientUpdate): Promise<boolean> {
   if (Object.keys(patch).length === 0) return (await getClient(store, id)) !== undefined;

@@ -21,7 +21,13 @@ export interface Store {
 }
 
 // Numbered migrations, applied in order; a new one is a new file here, never an edit of an old one.
-const MIGRATIONS = { "001_initial": m001, "002_refinement": m002, "003_extras": m003, "004_blobs": m004, "005_tasks": m005 };
+const MIGRATIONS = {
+  "001_initial": m001,
+  "002_refinement": m002,
+  "003_extras": m003,
+  "004_blobs": m004,
+  "005_tasks": m005,
+};
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,
 // well inside JavaScript's safe integer range.

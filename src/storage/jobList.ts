@@ -29,9 +29,18 @@ export async function listJobs(store: Store, q: ListQuery): Promise<JobRow[]> {
  * kind's `cancelled` code, so no worker claims them and a worker that holds one loses its fence (its result is
  * discarded, see completeTask).
  */
-export async function deleteJob(store: Store, id: string, now = Date.now()): Promise<{ blobKey: string | null } | undefined> {
+export async function deleteJob(
+  store: Store,
+  id: string,
+  now = Date.now(),
+): Promise<{ blobKey: string | null } | undefined> {
   return store.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom("jobs").select(["blob_key"]).where("id", "=", id).where("deleted_at", "is", null).executeTakeFirst();
+    const row = await trx
+      .selectFrom("jobs")
+      .select(["blob_key"])
+      .where("id", "=", id)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
     if (!row) return undefined;
     await trx
       .updateTable("jobs")
@@ -39,11 +48,23 @@ export async function deleteJob(store: Store, id: string, now = Date.now()): Pro
       .where("id", "=", id)
       .execute();
     await trx.updateTable("tasks").set({ error_message: null }).where("job_id", "=", id).execute();
-    const pending = await trx.selectFrom("tasks").select("kind").where("job_id", "=", id).where("state", "in", ["queued", "running"]).execute();
+    const pending = await trx
+      .selectFrom("tasks")
+      .select("kind")
+      .where("job_id", "=", id)
+      .where("state", "in", ["queued", "running"])
+      .execute();
     for (const { kind } of pending) {
       await trx
         .updateTable("tasks")
-        .set({ state: "failed", error_code: KINDS[kind].cancelled.code, error_message: KINDS[kind].cancelled.message, locked_by: null, lease_until: null, finished_at: now })
+        .set({
+          state: "failed",
+          error_code: KINDS[kind].cancelled.code,
+          error_message: KINDS[kind].cancelled.message,
+          locked_by: null,
+          lease_until: null,
+          finished_at: now,
+        })
         .where("job_id", "=", id)
         .where("kind", "=", kind)
         .where("state", "in", ["queued", "running"])

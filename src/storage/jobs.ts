@@ -40,10 +40,23 @@ export interface NewJob {
 export async function insertJob(store: Store, j: NewJob, now = Date.now()): Promise<void> {
   const { max_attempts, ...job } = j;
   await store.db.transaction().execute(async (trx) => {
-    await trx.insertInto("jobs").values({ ...job, created_at: now, expired: 0 }).execute();
+    await trx
+      .insertInto("jobs")
+      .values({ ...job, created_at: now, expired: 0 })
+      .execute();
     await trx
       .insertInto("tasks")
-      .values({ job_id: j.id, kind: "transcribe", priority: KINDS.transcribe.priority, state: "queued", attempts: 0, max_attempts, run_at: now, progress: 0, created_at: now })
+      .values({
+        job_id: j.id,
+        kind: "transcribe",
+        priority: KINDS.transcribe.priority,
+        state: "queued",
+        attempts: 0,
+        max_attempts,
+        run_at: now,
+        progress: 0,
+        created_at: now,
+      })
       .execute();
   });
 }
@@ -96,7 +109,12 @@ export async function countInFlight(store: Store, clientId: string): Promise<num
 
 /** Whether any task of the job is queued or running (its audio must be kept for it). */
 export async function hasPendingTasks(store: Store, jobId: string): Promise<boolean> {
-  const row = await store.db.selectFrom("tasks").select("seq").where("job_id", "=", jobId).where("state", "in", ["queued", "running"]).executeTakeFirst();
+  const row = await store.db
+    .selectFrom("tasks")
+    .select("seq")
+    .where("job_id", "=", jobId)
+    .where("state", "in", ["queued", "running"])
+    .executeTakeFirst();
   return row !== undefined;
 }
 

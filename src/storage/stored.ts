@@ -15,7 +15,9 @@ export function readJobConfig(text: string): JobConfig {
   const raw: unknown = JSON.parse(text);
   if (!isObject(raw)) throw new Error("stored job config is not a JSON object");
   const parsed = ConfigSchema.safeParse(raw);
-  const config = (parsed.success ? parsed.data : raw) as Omit<JobConfig, "language"> & { language?: JobConfig["language"] };
+  const config = (parsed.success ? parsed.data : raw) as Omit<JobConfig, "language"> & {
+    language?: JobConfig["language"];
+  };
   return { ...config, language: config.language ?? "ko" };
 }
 
@@ -31,7 +33,14 @@ export function readResultsBody(text: string | null): Record<string, unknown> {
 const StoredWord = z.object({ start_at: z.number(), duration: z.number(), text: z.string() });
 const StoredResults = z.object({
   utterances: z.array(
-    z.object({ start_at: z.number(), duration: z.number(), msg: z.string(), spk: z.number(), lang: z.string(), words: z.array(StoredWord).optional() }),
+    z.object({
+      start_at: z.number(),
+      duration: z.number(),
+      msg: z.string(),
+      spk: z.number(),
+      lang: z.string(),
+      words: z.array(StoredWord).optional(),
+    }),
   ),
 });
 

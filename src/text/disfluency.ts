@@ -9,7 +9,10 @@ import { escapeRegExp } from "./regex.js";
 const PUNCT_AFTER = "[,，、…]|\\.\\.+";
 
 function alternation(words: readonly string[]): string {
-  return [...words].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|");
+  return [...words]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join("|");
 }
 
 /** Space-separated languages (ko, en): a filler is a whole word, taken with its trailing comma and one space. */
@@ -34,7 +37,8 @@ function spacedEdits(text: string, lang: "ko" | "en"): Edit[] {
   }
   // A word restarted after a hesitation: "어제... 어제 학교를", "we- we did".
   for (const m of text.matchAll(/(?<=^|\s)(\p{L}+)(?:\.{2,}|…|-)\s*(?=\1(?!\p{L}))/gu)) {
-    if (!edits.some((e) => m.index < e.end && e.start < m.index + m[0].length)) edits.push({ start: m.index, end: m.index + m[0].length, text: "" });
+    if (!edits.some((e) => m.index < e.end && e.start < m.index + m[0].length))
+      edits.push({ start: m.index, end: m.index + m[0].length, text: "" });
   }
   return edits.sort((a, b) => a.start - b.start);
 }
@@ -43,12 +47,16 @@ function spacedEdits(text: string, lang: "ko" | "en"): Edit[] {
 function japaneseEdits(text: string): Edit[] {
   const sure = alternation(FILLERS.ja);
   const maybe = alternation(AMBIGUOUS_FILLERS.ja);
-  const re = new RegExp(`(?<=^|[\\s、。！？!?])(?:(?:${sure})[ー〜]*(?:[、,…]|\\s)?|(?:${maybe})(?:ー+[、,…]?|[、,…]))\\s*`, "gu");
+  const re = new RegExp(
+    `(?<=^|[\\s、。！？!?])(?:(?:${sure})[ー〜]*(?:[、,…]|\\s)?|(?:${maybe})(?:ー+[、,…]?|[、,…]))\\s*`,
+    "gu",
+  );
   const edits: Edit[] = [];
   for (const m of text.matchAll(re)) edits.push({ start: m.index, end: m.index + m[0].length, text: "" });
   // Stutters: "わ、わたし" — one or two kana, a comma, then the word they begin.
   for (const m of text.matchAll(/(?<=^|[\s、。])([\p{Script=Hiragana}\p{Script=Katakana}]{1,2})[、,](?=\1)/gu)) {
-    if (!edits.some((e) => e.start <= m.index && m.index < e.end)) edits.push({ start: m.index, end: m.index + m[0].length, text: "" });
+    if (!edits.some((e) => e.start <= m.index && m.index < e.end))
+      edits.push({ start: m.index, end: m.index + m[0].length, text: "" });
   }
   return edits.sort((a, b) => a.start - b.start);
 }

@@ -83,7 +83,11 @@ export function applyEdits(tokens: readonly Token[], edits: readonly Edit[]): To
       for (const t of hit) {
         const mine = local
           .filter((e) => e.start < offset + t.text.length && offset < e.end)
-          .map((e) => ({ start: Math.max(0, e.start - offset), end: Math.min(t.text.length, e.end - offset), text: "" }));
+          .map((e) => ({
+            start: Math.max(0, e.start - offset),
+            end: Math.min(t.text.length, e.end - offset),
+            text: "",
+          }));
         const rest = applyEditsToString(t.text, mine);
         offset += t.text.length;
         if (rest.trim()) out.push({ ...t, text: rest });

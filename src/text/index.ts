@@ -75,7 +75,9 @@ export function transformTokens(tokens: Token[], lang: string, stages: readonly 
 }
 
 const toWords = (tokens: readonly Token[]): Word[] =>
-  tokens.map((t) => ({ start_at: t.start_at, duration: t.duration, text: t.text.trim() })).filter((w) => w.text.length > 0);
+  tokens
+    .map((t) => ({ start_at: t.start_at, duration: t.duration, text: t.text.trim() }))
+    .filter((w) => w.text.length > 0);
 
 function fromRun(run: Run, words: boolean, times?: { start_at: number; duration: number }): Utterance {
   const end = Math.max(...run.tokens.map((t) => t.start_at + t.duration));
@@ -83,7 +85,9 @@ function fromRun(run: Run, words: boolean, times?: { start_at: number; duration:
   const u: Utterance = {
     start_at: start,
     duration: times?.duration ?? end - start,
-    msg: joinTokens(run.tokens).replace(/\s{2,}/gu, " ").trim(),
+    msg: joinTokens(run.tokens)
+      .replace(/\s{2,}/gu, " ")
+      .trim(),
     spk: run.spk,
     lang: run.lang,
   };
@@ -108,7 +112,8 @@ export function applyTextOptions(utterances: readonly Utterance[], o: TextOption
       const [head, ...rest] = tokens;
       prev.tokens.push({ ...head!, text: sep + head!.text.replace(/^\s+/u, "") }, ...rest);
       prev.end = Math.max(prev.end, u.start_at + u.duration);
-    } else runs.push({ spk: u.spk, lang: u.lang, tokens: [...tokens], start_at: u.start_at, end: u.start_at + u.duration });
+    } else
+      runs.push({ spk: u.spk, lang: u.lang, tokens: [...tokens], start_at: u.start_at, end: u.start_at + u.duration });
   }
   // Off, as the real service does it: no paragraphs, a speaker's turn (the whole file without diarization) is one
   // utterance.
@@ -123,9 +128,10 @@ export function applyTextOptions(utterances: readonly Utterance[], o: TextOption
  * off, a verbatim-style prompt so Whisper writes the fillers it would otherwise drop. The prompt is in the job's
  * language, so it needs one known in advance: a fixed language, or detection among a single candidate.
  */
-export function decoderHints(
-  o: TextOptions & { language: string; language_candidates?: string[] | undefined },
-): { initial_prompt: string | null; hotwords: string | null } {
+export function decoderHints(o: TextOptions & { language: string; language_candidates?: string[] | undefined }): {
+  initial_prompt: string | null;
+  hotwords: string | null;
+} {
   const keywords = o.keywords?.filter((k) => k.trim().length > 0) ?? [];
   const fixed = o.language !== "detect" && o.language !== "multi";
   const known = fixed ? o.language : o.language_candidates?.length === 1 ? o.language_candidates[0]! : null;

@@ -20,7 +20,8 @@ export function keywordDistance(candidate: string, keyword: string, lang: string
   return levenshtein(units(candidate, lang), k) / Math.max(1, k.length);
 }
 
-const KO_PARTICLE = /^(?:을|를|이|가|은|는|에|의|도|로|으로|와|과|랑|에서|에게|까지|부터|만|이나|나|인가|이다|입니다|이에요|예요|이야|야|처럼|보다)$/u;
+const KO_PARTICLE =
+  /^(?:을|를|이|가|은|는|에|의|도|로|으로|와|과|랑|에서|에게|까지|부터|만|이나|나|인가|이다|입니다|이에요|예요|이야|야|처럼|보다)$/u;
 
 interface Candidate {
   start: number;
@@ -30,7 +31,11 @@ interface Candidate {
 }
 
 function spacedCandidates(text: string, lang: string, keyword: string): Candidate[] {
-  const words = [...text.matchAll(/[^\s.,?!;:"'()]+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] }));
+  const words = [...text.matchAll(/[^\s.,?!;:"'()]+/gu)].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    text: m[0],
+  }));
   const kWords = keyword.split(/\s+/).length;
   const kLen = [...keyword.replace(/\s+/g, "")].length;
   const out: Candidate[] = [];

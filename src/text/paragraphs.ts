@@ -21,15 +21,23 @@ export interface Run {
 export const GAP_MS = 2000;
 
 const SENTENCE_END = /[.?!。！？…]["'」』)）]*$/u;
-const KO_FINAL = /(?:습니다|습니까|니다|니까|어요|아요|여요|에요|예요|세요|네요|군요|래요|게요|까요|나요|지요|죠|는다|었다|았다|였다|했다|겠다|이다|있다|없다|같다|한다|된다|냐|니|자|라)$/u;
-const CLAUSE_END = /(?:[,，、;:；：]|(?:고|는데|은데|지만|면서|어서|아서|해서|니까|으면|면|며|거나|든지|도록|려고))["'」』)）]*$/u;
+const KO_FINAL =
+  /(?:습니다|습니까|니다|니까|어요|아요|여요|에요|예요|세요|네요|군요|래요|게요|까요|나요|지요|죠|는다|었다|았다|였다|했다|겠다|이다|있다|없다|같다|한다|된다|냐|니|자|라)$/u;
+const CLAUSE_END =
+  /(?:[,，、;:；：]|(?:고|는데|은데|지만|면서|어서|아서|해서|니까|으면|면|며|거나|든지|도록|려고))["'」』)）]*$/u;
 
 function isSentenceEnd(t: Token, lang: string): boolean {
   const w = t.text.trim();
   return SENTENCE_END.test(w) || (lang === "ko" && KO_FINAL.test(w));
 }
 
-const len = (tokens: readonly Token[]): number => [...tokens.map((t) => t.text).join("").trim()].length;
+const len = (tokens: readonly Token[]): number =>
+  [
+    ...tokens
+      .map((t) => t.text)
+      .join("")
+      .trim(),
+  ].length;
 
 /** Below this share of the limit, a piece is not cut at a clause end (a word boundary that fills it is better). */
 const MIN_CLAUSE_FILL = 0.3;
@@ -110,7 +118,11 @@ export function splitParagraphs(runs: readonly Run[], max: number): Run[] {
       const pieces = packSentences(block, max, run.lang);
       for (const p of pieces) {
         const first = p[0]!;
-        out.push({ spk: run.spk, lang: run.lang, tokens: [{ ...first, text: first.text.replace(/^\s+/, "") }, ...p.slice(1)] });
+        out.push({
+          spk: run.spk,
+          lang: run.lang,
+          tokens: [{ ...first, text: first.text.replace(/^\s+/, "") }, ...p.slice(1)],
+        });
       }
     }
   }

@@ -35,15 +35,24 @@ function maskAll(text: string, re: RegExp, skip?: (start: number, end: number) =
 /** True when text[start, end) lies inside one of the exception words. */
 function inException(text: string, start: number, end: number): boolean {
   return PROFANITY_KO_EXCEPTIONS.some((w) => {
-    for (let i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + 1)) if (i <= start && end <= i + w.length) return true;
+    for (let i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + 1))
+      if (i <= start && end <= i + w.length) return true;
     return false;
   });
 }
 
 export function profanityEdits(text: string, lang: string): Edit[] {
   // Every list applies in every language, with the language's own first: speech mixes languages.
-  const ko = [...maskAll(text, KO_SPACED, (s, e) => inException(text, s, e)), ...maskAll(text, KO_COMPACT, (s, e) => inException(text, s, e))];
-  const all = [...(lang === "ja" ? maskAll(text, JA) : []), ...ko, ...maskAll(text, EN), ...(lang === "ja" ? [] : maskAll(text, JA))];
+  const ko = [
+    ...maskAll(text, KO_SPACED, (s, e) => inException(text, s, e)),
+    ...maskAll(text, KO_COMPACT, (s, e) => inException(text, s, e)),
+  ];
+  const all = [
+    ...(lang === "ja" ? maskAll(text, JA) : []),
+    ...ko,
+    ...maskAll(text, EN),
+    ...(lang === "ja" ? [] : maskAll(text, JA)),
+  ];
   const out: Edit[] = [];
   for (const e of all) if (!out.some((o) => e.start < o.end && o.start < e.end)) out.push(e);
   return out.sort((a, b) => a.start - b.start);

@@ -16,7 +16,14 @@ function fakeEngine(channels: number, segmentsOf: (channel: number | undefined) 
       calls.push(p.channel);
       o.onProgress?.(0.5);
       o.onProgress?.(1);
-      const segments = segmentsOf(p.channel).map(([start, end, text]) => ({ start, end, text, language: "ko", avg_logprob: -0.2, no_speech_prob: 0.01 }));
+      const segments = segmentsOf(p.channel).map(([start, end, text]) => ({
+        start,
+        end,
+        text,
+        language: "ko",
+        avg_logprob: -0.2,
+        no_speech_prob: 0.01,
+      }));
       return { duration_s: 10, language: "ko", language_probs: { ko: 1 }, segments };
     },
   } as unknown as Engine;
@@ -25,11 +32,33 @@ function fakeEngine(channels: number, segmentsOf: (channel: number | undefined) 
 
 describe("transcribeChannels", () => {
   it("transcribes each channel, spk = channel index, in time order", async () => {
-    const { engine, calls } = fakeEngine(2, (ch) => (ch === 0 ? [[0, 1, "a"], [4, 5, "c"]] : [[2, 3, "b"], [4, 4.5, "d"]]));
+    const { engine, calls } = fakeEngine(2, (ch) =>
+      ch === 0
+        ? [
+            [0, 1, "a"],
+            [4, 5, "c"],
+          ]
+        : [
+            [2, 3, "b"],
+            [4, 4.5, "d"],
+          ],
+    );
     const progress: number[] = [];
-    const out = await transcribeChannels(engine, PARAMS, { wordTimestamps: false, timeoutMs: 1000, onProgress: (f) => progress.push(f) });
+    const out = await transcribeChannels(engine, PARAMS, {
+      wordTimestamps: false,
+      timeoutMs: 1000,
+      onProgress: (f) => progress.push(f),
+    });
     assert.deepEqual(calls, [0, 1]);
-    assert.deepEqual(out.map((u) => [u.msg, u.spk, u.start_at]), [["a", 0, 0], ["b", 1, 2000], ["c", 0, 4000], ["d", 1, 4000]]);
+    assert.deepEqual(
+      out.map((u) => [u.msg, u.spk, u.start_at]),
+      [
+        ["a", 0, 0],
+        ["b", 1, 2000],
+        ["c", 0, 4000],
+        ["d", 1, 4000],
+      ],
+    );
     assert.deepEqual(progress, [0.25, 0.5, 0.75, 1]);
   });
 
@@ -37,17 +66,34 @@ describe("transcribeChannels", () => {
     const { engine, calls } = fakeEngine(1, () => [[0, 1, "a"]]);
     const out = await transcribeChannels(engine, PARAMS, { wordTimestamps: false, timeoutMs: 1000 });
     assert.deepEqual(calls, [undefined]);
-    assert.deepEqual(out.map((u) => u.spk), [0]);
+    assert.deepEqual(
+      out.map((u) => u.spk),
+      [0],
+    );
   });
 
   it(`more than ${MAX_CHANNELS} channels is refused as undecodable`, async () => {
     const { engine, calls } = fakeEngine(MAX_CHANNELS + 1, () => []);
-    await assert.rejects(transcribeChannels(engine, PARAMS, { wordTimestamps: false, timeoutMs: 1000 }), (e: unknown) => e instanceof EngineError && e.code === "audio_decode_failed");
+    await assert.rejects(
+      transcribeChannels(engine, PARAMS, { wordTimestamps: false, timeoutMs: 1000 }),
+      (e: unknown) => e instanceof EngineError && e.code === "audio_decode_failed",
+    );
     assert.deepEqual(calls, []);
   });
 
   it("mergeByTime orders by start, then channel", () => {
     const u = (start_at: number, spk: number) => ({ start_at, duration: 1, msg: "x", spk, lang: "ko" });
-    assert.deepEqual(mergeByTime([[u(5, 0), u(9, 0)], [u(1, 1), u(5, 1)]]).map((x) => [x.start_at, x.spk]), [[1, 1], [5, 0], [5, 1], [9, 0]]);
+    assert.deepEqual(
+      mergeByTime([
+        [u(5, 0), u(9, 0)],
+        [u(1, 1), u(5, 1)],
+      ]).map((x) => [x.start_at, x.spk]),
+      [
+        [1, 1],
+        [5, 0],
+        [5, 1],
+        [9, 0],
+      ],
+    );
   });
 });

@@ -64,12 +64,15 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
     const seen: { state: string; progress: number }[] = [];
     try {
-      const row = db.prepare("SELECT t.state, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?");
+      const row = db.prepare(
+        "SELECT t.state, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?",
+      );
       const deadline = Date.now() + 200_000;
       let lastRead = 0;
       for (;;) {
         const job = row.get(id) as { state: string; progress: number };
-        if (seen.length === 0 || seen.at(-1)!.progress !== job.progress || seen.at(-1)!.state !== job.state) seen.push(job);
+        if (seen.length === 0 || seen.at(-1)!.progress !== job.progress || seen.at(-1)!.state !== job.state)
+          seen.push(job);
         if (job.state === "completed" || job.state === "failed") break;
         assert.ok(Date.now() < deadline, `job not final: ${JSON.stringify(seen)}`);
         // While a job runs, the spec's body is "transcribing" with nothing else to show for it (read at most once a
@@ -90,8 +93,12 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     assert.equal(values[0], 0);
     assert.equal(seen.at(-1)!.state, "completed");
     assert.equal(values.at(-1), 1);
-    for (const [i, v] of values.entries()) assert.ok(i === 0 || v >= values[i - 1]!, `progress went back: ${values.join(", ")}`);
-    assert.ok(seen.some((s) => s.state === "running" && s.progress > 0 && s.progress < 1), `no progress while running: ${JSON.stringify(seen)}`);
+    for (const [i, v] of values.entries())
+      assert.ok(i === 0 || v >= values[i - 1]!, `progress went back: ${values.join(", ")}`);
+    assert.ok(
+      seen.some((s) => s.state === "running" && s.progress > 0 && s.progress < 1),
+      `no progress while running: ${JSON.stringify(seen)}`,
+    );
 
     await new Promise((res) => setTimeout(res, 1000));
     const { status, body } = await read(sori.url, token, id);
@@ -103,10 +110,22 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
 
   it("`sori transcribe` on a terminal draws the progress bar from the engine's progress", async (t) => {
     // script(1) gives the CLI a pseudo-terminal, so it draws the bar as it would for a user.
-    const cmd = [process.execPath, "--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "transcribe", wav, "--config", JSON.stringify(CONFIG)]
+    const cmd = [
+      process.execPath,
+      "--import",
+      "tsx",
+      path.join(ROOT, "src/cli/main.ts"),
+      "transcribe",
+      wav,
+      "--config",
+      JSON.stringify(CONFIG),
+    ]
       .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
       .join(" ");
-    const child = spawn("script", ["-qfec", cmd, "/dev/null"], { env: { ...process.env, ...env, COLUMNS: "120" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("script", ["-qfec", cmd, "/dev/null"], {
+      env: { ...process.env, ...env, COLUMNS: "120" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
     child.stderr.on("data", (d: Buffer) => (out += d.toString("utf8")));
@@ -115,8 +134,12 @@ describe("progress of a real transcription", { timeout: 240_000 }, () => {
     const percents = [...out.matchAll(/(\d{1,3})% \| ETA/g)].map((m) => Number(m[1]));
     t.diagnostic(`bar percentages drawn: ${[...new Set(percents)].join(" ")}`);
     assert.ok(percents.includes(0) && percents.includes(100), out.slice(0, 2000));
-    assert.ok(percents.some((p) => p > 0 && p < 100), `no intermediate step on the bar: ${[...new Set(percents)].join(" ")}`);
-    for (const [i, p] of percents.entries()) assert.ok(i === 0 || p >= percents[i - 1]!, `bar went back: ${percents.join(" ")}`);
+    assert.ok(
+      percents.some((p) => p > 0 && p < 100),
+      `no intermediate step on the bar: ${[...new Set(percents)].join(" ")}`,
+    );
+    for (const [i, p] of percents.entries())
+      assert.ok(i === 0 || p >= percents[i - 1]!, `bar went back: ${percents.join(" ")}`);
     assert.match(out, /"status": "completed"/);
     assert.match(out, /"spk_type": "NORMAL"/, "prints the read body's form");
   });

@@ -15,8 +15,24 @@ const PYTHON = path.join(ROOT, ".venv", "bin", "python");
 // lossy codecs (mp3, AAC, AMR) and 8 kHz/8-bit audio change the samples, so whisper-base may pick another
 // spelling for a syllable or two: normalized CER against the wav's transcript at most this.
 const LOSSY_CER_MAX = 0.25;
-const LOSSLESS = ["wav_s16_16k_mono.wav", "wav_s24_44k1_stereo.wav", "wav_s32_48k_mono.wav", "wav_f32_22050_stereo.wav", "wav_f64_32k_mono.wav", "wav_s16_16k_6ch.wav", "flac_s16_48k_stereo.flac"];
-const LOSSY = ["wav_u8_8k_mono.wav", "wav_s16_11025_mono.wav", "mp3_44k1_mono.mp3", "m4a_aac_44k1_stereo.m4a", "mp4_aac_h264_video.mp4", "amr_nb_8k.amr", "amr_wb_16k.awb"];
+const LOSSLESS = [
+  "wav_s16_16k_mono.wav",
+  "wav_s24_44k1_stereo.wav",
+  "wav_s32_48k_mono.wav",
+  "wav_f32_22050_stereo.wav",
+  "wav_f64_32k_mono.wav",
+  "wav_s16_16k_6ch.wav",
+  "flac_s16_48k_stereo.flac",
+];
+const LOSSY = [
+  "wav_u8_8k_mono.wav",
+  "wav_s16_11025_mono.wav",
+  "mp3_44k1_mono.mp3",
+  "m4a_aac_44k1_stereo.m4a",
+  "mp4_aac_h264_video.mp4",
+  "amr_nb_8k.amr",
+  "amr_wb_16k.awb",
+];
 
 interface Utterance {
   start_at: number;
@@ -36,8 +52,16 @@ describe("audio front end, end to end", () => {
 
   before(async () => {
     fxDir = tempDataDir();
-    fx = JSON.parse(execFileSync(PYTHON, [path.join(ROOT, "test/audio/make_fixtures.py"), fxDir, TESTDATA], { encoding: "utf8" }));
-    const env = { SORI_DATA_DIR: tempDataDir(), SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "200", SORI_DEFAULT_MAX_CONCURRENT: "100" };
+    fx = JSON.parse(
+      execFileSync(PYTHON, [path.join(ROOT, "test/audio/make_fixtures.py"), fxDir, TESTDATA], { encoding: "utf8" }),
+    );
+    const env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_PORT: "0",
+      SORI_WORKERS: "1",
+      SORI_POLL_MS: "200",
+      SORI_DEFAULT_MAX_CONCURRENT: "100",
+    };
     const c = createClient(env);
     sori = await startSori("serve", env);
     url = sori.url;
@@ -77,7 +101,10 @@ describe("audio front end, end to end", () => {
   });
 
   it("use_multi_channel: each channel is transcribed alone, spk = channel, merged in time order", async () => {
-    const [multi, mixed] = [(await runAll(["stereo.wav"], { use_multi_channel: true })).get("stereo.wav"), (await runAll(["stereo.wav"])).get("stereo.wav")];
+    const [multi, mixed] = [
+      (await runAll(["stereo.wav"], { use_multi_channel: true })).get("stereo.wav"),
+      (await runAll(["stereo.wav"])).get("stereo.wav"),
+    ];
     assert.equal(multi.status, "completed", JSON.stringify(multi));
     const utterances = multi.results.utterances as Utterance[];
     const bStart = Number(fx["stereo_b_start_s"]) * 1000;
@@ -85,12 +112,22 @@ describe("audio front end, end to end", () => {
     const right = utterances.filter((u) => u.spk === 1);
     assert.ok(left.length > 0 && right.length > 0, JSON.stringify(utterances));
     assert.deepEqual([...new Set(utterances.map((u) => u.spk))].sort(), [0, 1]);
-    assert.ok(left.every((u) => u.start_at + u.duration <= bStart), "channel 0 speaks first");
-    assert.ok(right.every((u) => u.start_at >= bStart - 500), "channel 1 speaks after");
+    assert.ok(
+      left.every((u) => u.start_at + u.duration <= bStart),
+      "channel 0 speaks first",
+    );
+    assert.ok(
+      right.every((u) => u.start_at >= bStart - 500),
+      "channel 1 speaks after",
+    );
     assert.match(left.map((u) => u.msg).join(" "), /퇴근/);
     assert.match(right.map((u) => u.msg).join(" "), /걸어갔다/);
     const starts = utterances.map((u) => u.start_at);
-    assert.deepEqual(starts, [...starts].sort((a, b) => a - b), "time order");
+    assert.deepEqual(
+      starts,
+      [...starts].sort((a, b) => a - b),
+      "time order",
+    );
     // Without the option the downmix is transcribed as one speaker.
     assert.equal(mixed.status, "completed");
     assert.ok((mixed.results.utterances as Utterance[]).every((u) => u.spk === 0));
@@ -133,7 +170,8 @@ describe("audio front end, end to end", () => {
   it("a truncated mp3 completes with the part that is there", async () => {
     const body = (await runAll(["bad/truncated.mp3"])).get("bad/truncated.mp3");
     assert.equal(body.status, "completed", JSON.stringify(body));
-    for (const u of body.results.utterances as Utterance[]) assert.ok(u.start_at + u.duration <= 2500, JSON.stringify(u));
+    for (const u of body.results.utterances as Utterance[])
+      assert.ok(u.start_at + u.duration <= 2500, JSON.stringify(u));
   });
 
   it("a wav whose header claims 10 hours is taken for what it holds (3.9 s), not refused as too long", async () => {

@@ -34,7 +34,11 @@ describe("crash recovery", () => {
   const job = (id: string): JobRow => {
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
     try {
-      return db.prepare("SELECT t.state, t.attempts, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as JobRow;
+      return db
+        .prepare(
+          "SELECT t.state, t.attempts, t.progress FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?",
+        )
+        .get(id) as JobRow;
     } finally {
       db.close();
     }
@@ -52,7 +56,9 @@ describe("crash recovery", () => {
     return p.stop("SIGKILL");
   };
   const enginePid = (worker: SoriProcess): number => {
-    const out = spawnSync("pgrep", ["-P", String(worker.child.pid), "-f", "sori_engine"], { encoding: "utf8" }).stdout.trim();
+    const out = spawnSync("pgrep", ["-P", String(worker.child.pid), "-f", "sori_engine"], {
+      encoding: "utf8",
+    }).stdout.trim();
     assert.ok(out, "the worker has an engine process");
     return Number(out.split("\n")[0]);
   };

@@ -108,7 +108,8 @@ describe("end to end: speaker diarization", () => {
 
   function report(t: TestContext, utterances: Utterance[], score: number): void {
     t.diagnostic(`speaker agreement ${(score * 100).toFixed(1)} %`);
-    for (const u of utterances) t.diagnostic(`[${u.spk}] ${(u.start_at / 1000).toFixed(2)}+${(u.duration / 1000).toFixed(2)} ${u.msg}`);
+    for (const u of utterances)
+      t.diagnostic(`[${u.spk}] ${(u.start_at / 1000).toFixed(2)}+${(u.duration / 1000).toFixed(2)} ${u.msg}`);
   }
 
   it("two Korean speakers, spk_count 2: two spk values that follow the reference turns", async (t) => {
@@ -139,7 +140,11 @@ describe("end to end: speaker diarization", () => {
   });
 
   it("use_diarization false: every spk is 0", async () => {
-    const utterances = await run("multi/pyannote_sample.wav", { model_name: "whisper", language: "detect", language_candidates: ["en"] });
+    const utterances = await run("multi/pyannote_sample.wav", {
+      model_name: "whisper",
+      language: "detect",
+      language_candidates: ["en"],
+    });
     assert.ok(utterances.length > 0 && utterances.every((u) => u.spk === 0));
   });
 });

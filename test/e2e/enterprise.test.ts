@@ -57,7 +57,11 @@ describe("enterprise: license tiers", () => {
   after(() => sori.stop());
 
   it("refuses use_refinement and use_insight from a standard client with 403 H0003 and queues nothing", async () => {
-    for (const config of [{ use_refinement: true }, { use_insight: true }, { use_insight: true, insight: { prompt: "x" } }]) {
+    for (const config of [
+      { use_refinement: true },
+      { use_insight: true },
+      { use_insight: true, insight: { prompt: "x" } },
+    ]) {
       const r = await submit(sori.url, standard, KO_SHORT, config);
       assert.equal(r.status, 403, JSON.stringify(r.body));
       assert.equal(r.body.code, "H0003");
@@ -138,7 +142,8 @@ describe("enterprise: refinement lifecycle through the API", () => {
     const refined = await until("refinement of the kept job", async () => {
       const r = await read(api.url, token, okId, "?result=refined");
       seen.add(r.body.refine_status);
-      if (r.body.refine_status === "processing") assert.deepEqual(Object.keys(r.body).sort(), ["id", "refine_status", "status"]);
+      if (r.body.refine_status === "processing")
+        assert.deepEqual(Object.keys(r.body).sort(), ["id", "refine_status", "status"]);
       return r.body.refine_status === "completed" || r.body.refine_status === "failed" ? r.body : undefined;
     });
     assert.equal(refined.refine_status, "completed", JSON.stringify(refined));
@@ -158,7 +163,12 @@ describe("enterprise: refinement lifecycle through the API", () => {
       const x = await read(api.url, token, goneId, "?result=refined");
       return x.body.refine_status === "failed" || x.body.refine_status === "completed" ? x.body : undefined;
     });
-    assert.deepEqual(failed, { id: goneId, status: "completed", refine_status: "failed", refine_error: { code: "refiner_input_unavailable" } });
+    assert.deepEqual(failed, {
+      id: goneId,
+      status: "completed",
+      refine_status: "failed",
+      refine_error: { code: "refiner_input_unavailable" },
+    });
     const plain = await read(api.url, token, goneId);
     assert.equal(plain.body.status, "completed", "the base status stays completed");
     assert.ok(plain.body.results.utterances.length > 0);
@@ -176,65 +186,83 @@ describe("enterprise: refinement lifecycle through the API", () => {
   });
 });
 
-describe("enterprise: insight with the embedded model", { skip: fs.existsSync(GGUF) ? false : `${GGUF} missing (make install)` }, () => {
-  let sori: SoriProcess;
-  let token: string;
-  let dataDir: string;
+describe(
+  "enterprise: insight with the embedded model",
+  { skip: fs.existsSync(GGUF) ? false : `${GGUF} missing (make install)` },
+  () => {
+    let sori: SoriProcess;
+    let token: string;
+    let dataDir: string;
 
-  before(async () => {
-    dataDir = tempDataDir();
-    // The test is about the answer's shape, not its latency: a slow shared machine gets a generous budget.
-    const env = { ...baseEnv(dataDir), SORI_INSIGHT_THREADS: "2", SORI_INSIGHT_TIMEOUT_S: "900" };
-    const c = createClient(env, ["--tier", "enterprise"]);
-    sori = await startSori("serve", env);
-    token = await authenticate(sori.url, c.client_id, c.client_secret);
-  });
-  after(() => sori.stop());
+    before(async () => {
+      dataDir = tempDataDir();
+      // The test is about the answer's shape, not its latency: a slow shared machine gets a generous budget.
+      const env = { ...baseEnv(dataDir), SORI_INSIGHT_THREADS: "2", SORI_INSIGHT_TIMEOUT_S: "900" };
+      const c = createClient(env, ["--tier", "enterprise"]);
+      sori = await startSori("serve", env);
+      token = await authenticate(sori.url, c.client_id, c.client_secret);
+    });
+    after(() => sori.stop());
 
-  function checkItem(body: any, script: RegExp): void {
-    assert.equal(body.status, "completed", JSON.stringify(body));
-    assert.ok(body.results.utterances.length > 0);
-    assert.ok(Array.isArray(body.results.insight), JSON.stringify(body.results));
-    if (body.results.insight.length !== 1) {
-      const d = db(dataDir);
-      const why = d.prepare("select insight_error from jobs where id = ?").get(body.id) as { insight_error: string | null };
-      d.close();
-      assert.fail(`expected one insight item, got ${JSON.stringify(body.results.insight)}: ${why?.insight_error}`);
+    function checkItem(body: any, script: RegExp): void {
+      assert.equal(body.status, "completed", JSON.stringify(body));
+      assert.ok(body.results.utterances.length > 0);
+      assert.ok(Array.isArray(body.results.insight), JSON.stringify(body.results));
+      if (body.results.insight.length !== 1) {
+        const d = db(dataDir);
+        const why = d.prepare("select insight_error from jobs where id = ?").get(body.id) as {
+          insight_error: string | null;
+        };
+        d.close();
+        assert.fail(`expected one insight item, got ${JSON.stringify(body.results.insight)}: ${why?.insight_error}`);
+      }
+      const item = body.results.insight[0];
+      assert.deepEqual(Object.keys(item), ["title", "summary", "category"]);
+      assert.ok(typeof item.title === "string" && item.title.trim().length > 0);
+      assert.ok(typeof item.summary === "string" && item.summary.trim().length > 0);
+      assert.ok(CATEGORIES.includes(item.category), item.category);
+      assert.match(item.summary, script, "written in the transcript's language");
+      assert.notEqual(item.title, item.summary);
     }
-    const item = body.results.insight[0];
-    assert.deepEqual(Object.keys(item), ["title", "summary", "category"]);
-    assert.ok(typeof item.title === "string" && item.title.trim().length > 0);
-    assert.ok(typeof item.summary === "string" && item.summary.trim().length > 0);
-    assert.ok(CATEGORIES.includes(item.category), item.category);
-    assert.match(item.summary, script, "written in the transcript's language");
-    assert.notEqual(item.title, item.summary);
-  }
 
-  it("Korean speech gets one Korean {title, summary, category}, steered by insight.prompt and keywords", async (t) => {
-    const r = await submit(sori.url, token, KO_FILE, { use_insight: true, insight: { prompt: "봉사 활동 내용 위주로" }, keywords: ["봉사"] });
-    assert.equal(r.status, 200);
-    const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
-    t.diagnostic(JSON.stringify(body.results.insight));
-    checkItem(body, /\p{Script=Hangul}/u);
-  });
+    it("Korean speech gets one Korean {title, summary, category}, steered by insight.prompt and keywords", async (t) => {
+      const r = await submit(sori.url, token, KO_FILE, {
+        use_insight: true,
+        insight: { prompt: "봉사 활동 내용 위주로" },
+        keywords: ["봉사"],
+      });
+      assert.equal(r.status, 200);
+      const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
+      t.diagnostic(JSON.stringify(body.results.insight));
+      checkItem(body, /\p{Script=Hangul}/u);
+    });
 
-  it("English speech gets an English item", async (t) => {
-    const config = { model_name: "whisper", language: "detect", language_candidates: ["en", "ko"], use_insight: true };
-    const r = await submit(sori.url, token, EN_FILE, config);
-    assert.equal(r.status, 200);
-    const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
-    t.diagnostic(JSON.stringify(body.results.insight));
-    checkItem(body, /[A-Za-z]{3}/);
-    assert.doesNotMatch(body.results.insight[0].summary, /\p{Script=Hangul}/u);
-  });
-});
+    it("English speech gets an English item", async (t) => {
+      const config = {
+        model_name: "whisper",
+        language: "detect",
+        language_candidates: ["en", "ko"],
+        use_insight: true,
+      };
+      const r = await submit(sori.url, token, EN_FILE, config);
+      assert.equal(r.status, 200);
+      const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
+      t.diagnostic(JSON.stringify(body.results.insight));
+      checkItem(body, /[A-Za-z]{3}/);
+      assert.doesNotMatch(body.results.insight[0].summary, /\p{Script=Hangul}/u);
+    });
+  },
+);
 
 describe("enterprise: an LLM that answers malformed JSON (OpenAI-compatible endpoint)", () => {
   let sori: SoriProcess;
   let llm: http.Server;
   let token: string;
   const asked: unknown[] = [];
-  const MALFORMED = ['{"title": "<img src=x onerror=alert(1)>", "summary": "ok", "category": "hack", "extra": 1}', "not json {"];
+  const MALFORMED = [
+    '{"title": "<img src=x onerror=alert(1)>", "summary": "ok", "category": "hack", "extra": 1}',
+    "not json {",
+  ];
 
   before(async () => {
     llm = http.createServer((req, res) => {
@@ -250,7 +278,12 @@ describe("enterprise: an LLM that answers malformed JSON (OpenAI-compatible endp
     await new Promise<void>((r) => llm.listen(0, "127.0.0.1", () => r()));
     const port = (llm.address() as { port: number }).port;
     const dataDir = tempDataDir();
-    const env = { ...baseEnv(dataDir), SORI_INSIGHT_BASE_URL: `http://127.0.0.1:${port}/v1`, SORI_INSIGHT_MODEL_NAME: "test-model", SORI_INSIGHT_API_KEY: "k" };
+    const env = {
+      ...baseEnv(dataDir),
+      SORI_INSIGHT_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      SORI_INSIGHT_MODEL_NAME: "test-model",
+      SORI_INSIGHT_API_KEY: "k",
+    };
     const c = createClient(env, ["--tier", "enterprise"]);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, c.client_id, c.client_secret);
@@ -269,10 +302,18 @@ describe("enterprise: an LLM that answers malformed JSON (OpenAI-compatible endp
     const text = JSON.stringify(body);
     assert.ok(!text.includes("onerror") && !text.includes("hack") && !text.includes("not json"), text);
     assert.equal(asked.length, 2, "one retry, then insight is given up");
-    const req = asked[0] as { model: string; response_format: { type: string; json_schema: { schema: { properties: { category: { enum: string[] } } } } } };
+    const req = asked[0] as {
+      model: string;
+      response_format: { type: string; json_schema: { schema: { properties: { category: { enum: string[] } } } } };
+    };
     assert.equal(req.model, "test-model");
     assert.equal(req.response_format.type, "json_schema");
     // The model chooses among English labels that name who talks to whom; parseInsight maps them to the four values.
-    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, ["customer_calls_business", "work_colleagues", "family_friends", "unsolicited_offer_or_scam"]);
+    assert.deepEqual(req.response_format.json_schema.schema.properties.category.enum, [
+      "customer_calls_business",
+      "work_colleagues",
+      "family_friends",
+      "unsolicited_offer_or_scam",
+    ]);
   });
 });

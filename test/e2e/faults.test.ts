@@ -17,9 +17,11 @@ import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from
 const HALF_MINUTE = path.join(TESTDATA, "multi/pyannote_sample.wav"); // 30 s of speech: seconds of work
 const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 60 s
 const MID = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
-const SHORT = ["ko/deeply_studioapt_sub100101a00063.wav", "ko/deeply_anechoic_sub100122a00017.wav", "ko/deeply_dancestudio_sub100111a00062.wav"].map(
-  (f) => path.join(TESTDATA, f),
-);
+const SHORT = [
+  "ko/deeply_studioapt_sub100101a00063.wav",
+  "ko/deeply_anechoic_sub100122a00017.wav",
+  "ko/deeply_dancestudio_sub100111a00062.wav",
+].map((f) => path.join(TESTDATA, f));
 const EN = { model_name: "whisper", language: "detect", language_candidates: ["en"] };
 const KO = { model_name: "whisper", language: "ko" };
 
@@ -42,7 +44,11 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
   let token: string;
   const procs: SoriProcess[] = [];
 
-  const start = async (command: "serve" | "worker", extra: Record<string, string> = {}, args: string[] = []): Promise<SoriProcess> => {
+  const start = async (
+    command: "serve" | "worker",
+    extra: Record<string, string> = {},
+    args: string[] = [],
+  ): Promise<SoriProcess> => {
     const p = await startSori(command, { ...env, ...extra }, args);
     procs.push(p);
     return p;
@@ -58,7 +64,12 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     }
   };
   const job = async (id: string): Promise<JobRow> =>
-    (await query<JobRow>("SELECT j.seq, j.id, t.state, t.attempts, t.locked_by, t.error_code FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = $1", [id]))[0]!;
+    (
+      await query<JobRow>(
+        "SELECT j.seq, j.id, t.state, t.attempts, t.locked_by, t.error_code FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = $1",
+        [id],
+      )
+    )[0]!;
   const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 120_000): Promise<void> => {
     const end = Date.now() + timeoutMs;
     while (!(await check())) {
@@ -72,7 +83,9 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
       .filter(Boolean)
       .map(Number);
   const exited = (p: SoriProcess): Promise<number | null> =>
-    p.child.exitCode !== null || p.child.signalCode !== null ? Promise.resolve(p.child.exitCode) : new Promise((r) => p.child.once("exit", (code) => r(code)));
+    p.child.exitCode !== null || p.child.signalCode !== null
+      ? Promise.resolve(p.child.exitCode)
+      : new Promise((r) => p.child.once("exit", (code) => r(code)));
   /** Ids of the jobs a worker process logged as completed. */
   const completedBy = (p: SoriProcess): string[] =>
     p.logs.filter((l) => l.includes('"job completed"')).map((l) => (JSON.parse(l) as { job_id: string }).job_id);
@@ -135,7 +148,9 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     const row = await job(id);
     assert.equal(row.attempts, 3, "one attempt per SORI_MAX_ATTEMPTS");
     assert.ok(kills >= 3, `an engine was killed in every attempt (${kills} kills)`);
-    console.log(`faults: engine killed ${kills} times; job failed E500 after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `faults: engine killed ${kills} times; job failed E500 after ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
 
     // The worker is alive and restarts its engine for the next job.
     assert.equal(worker.child.exitCode, null);
@@ -166,9 +181,15 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
   it("SIGTERM mid-job past the grace: the job is handed back and another worker takes it at once", async () => {
     // A long lease: the job must move on because it was handed back, not because a lease ran out. Grace 0 hands
     // back at once; both workers have it, and the one that claims the job is the one stopped.
-    const workers = await Promise.all([0, 1].map(() => start("worker", { SORI_LEASE_S: "120", SORI_SHUTDOWN_GRACE_S: "0" })));
+    const workers = await Promise.all(
+      [0, 1].map(() => start("worker", { SORI_LEASE_S: "120", SORI_SHUTDOWN_GRACE_S: "0" })),
+    );
     // The job left queued by the previous test is taken first: nothing is lost across a worker's shutdown.
-    const left = (await query<{ id: string }>("SELECT job_id AS id FROM tasks WHERE kind = 'transcribe' AND state IN ('queued', 'running')")).map((r) => r.id);
+    const left = (
+      await query<{ id: string }>(
+        "SELECT job_id AS id FROM tasks WHERE kind = 'transcribe' AND state IN ('queued', 'running')",
+      )
+    ).map((r) => r.id);
     for (const id of left) assert.equal((await waitFinal(api.url, token, id)).status, "completed");
 
     const long = String((await submit(api.url, token, HALF_MINUTE, EN)).body.id);
@@ -183,16 +204,25 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     assert.equal(await exited(stopping), 0, stopping.logs.slice(-5).join("\n"));
     const exitS = (Date.now() - t0) / 1000;
     assert.ok(exitS < 10, `the worker exits promptly with grace 0 (${exitS} s)`);
-    assert.ok(stopping.logs.some((l) => l.includes("handed back")), "the hand-back is logged");
+    assert.ok(
+      stopping.logs.some((l) => l.includes("handed back")),
+      "the hand-back is logged",
+    );
     assert.ok(!completedBy(stopping).includes(long));
 
-    await until("the other worker takes the job", async () => (await job(long)).locked_by?.includes(workerId(other)) ?? false, 10_000);
+    await until(
+      "the other worker takes the job",
+      async () => (await job(long)).locked_by?.includes(workerId(other)) ?? false,
+      10_000,
+    );
     const takenS = (Date.now() - t0) / 1000;
     const body = await waitFinal(api.url, token, long);
     assert.equal(body.status, "completed", JSON.stringify(body));
     assert.equal((await job(long)).attempts, 1, "the handed-back attempt was returned");
     assert.ok(completedBy(other).includes(long));
-    console.log(`faults: SIGTERM grace 0: worker exited in ${exitS.toFixed(1)} s, job re-claimed ${takenS.toFixed(1)} s after the signal`);
+    console.log(
+      `faults: SIGTERM grace 0: worker exited in ${exitS.toFixed(1)} s, job re-claimed ${takenS.toFixed(1)} s after the signal`,
+    );
     await other.stop("SIGTERM");
   });
 
@@ -211,7 +241,11 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     const t0 = Date.now();
     assert.equal((await job(id)).state, "running", "the dead worker could not record anything");
 
-    await until("the other worker takes the job", async () => (await job(id)).locked_by?.includes(workerId(survivor)) ?? false, 30_000);
+    await until(
+      "the other worker takes the job",
+      async () => (await job(id)).locked_by?.includes(workerId(survivor)) ?? false,
+      30_000,
+    );
     const takenS = (Date.now() - t0) / 1000;
     const body = await waitFinal(api.url, token, id);
     assert.equal(body.status, "completed", JSON.stringify(body));
@@ -229,26 +263,47 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(String((await submit(api.url, token, SHORT[i % SHORT.length]!, KO)).body.id));
     await until("some jobs done, some not", async () => {
-      const n = (await query<{ n: number }>("SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state = 'completed'", [ids]))[0]!.n;
+      const n = (
+        await query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state = 'completed'",
+          [ids],
+        )
+      )[0]!.n;
       return n >= 1;
     });
-    const unfinished = (await query<{ n: number }>("SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state IN ('queued', 'running')", [ids]))[0]!.n;
+    const unfinished = (
+      await query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM tasks WHERE kind = 'transcribe' AND job_id = ANY($1) AND state IN ('queued', 'running')",
+        [ids],
+      )
+    )[0]!.n;
     assert.ok(unfinished > 0, "the restart happens mid-run");
     // Worker processes LISTEN for job wake-ups on a connection of their own (src/jobs/wakeup.ts, where present).
     const listeners = async (): Promise<number> =>
-      (await query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'sori-wakeup' AND datname = current_database()"))[0]!.n;
+      (
+        await query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'sori-wakeup' AND datname = current_database()",
+        )
+      )[0]!.n;
     const listening = await listeners();
     const t0 = Date.now();
     cluster.stopServer();
     // While the store is down, a read fails fast with the spec's error body (E500), instead of hanging.
     const down = await read(api.url, token, ids[0]!);
-    assert.ok(down.status >= 500 && typeof down.body.code === "string" && typeof down.body.msg === "string", JSON.stringify(down));
+    assert.ok(
+      down.status >= 500 && typeof down.body.code === "string" && typeof down.body.msg === "string",
+      JSON.stringify(down),
+    );
     await sleep(1500); // long enough for every process to hit refused connections
     cluster.startServer();
     const downS = (Date.now() - t0) / 1000;
 
     // The API answers again once the server is back (a request or two may still meet a dropped connection).
-    await until("the API reaches the store again", async () => (await read(api.url, token, ids[0]!)).status === 200, 30_000);
+    await until(
+      "the API reaches the store again",
+      async () => (await read(api.url, token, ids[0]!)).status === 200,
+      30_000,
+    );
     for (let i = 0; i < 4; i++) {
       const r = await submit(api.url, token, SHORT[i % SHORT.length]!, KO);
       assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -259,8 +314,10 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
       assert.equal(body.status, "completed", `${id}: ${JSON.stringify(body)}`);
       assert.ok(body.results.utterances.length > 0);
     }
-    for (const p of [api, ...workers]) assert.equal(p.child.exitCode, null, `still running:\n${p.logs.slice(-5).join("\n")}`);
-    if (listening > 0) await until("the wake-up listeners are back", async () => (await listeners()) === listening, 40_000);
+    for (const p of [api, ...workers])
+      assert.equal(p.child.exitCode, null, `still running:\n${p.logs.slice(-5).join("\n")}`);
+    if (listening > 0)
+      await until("the wake-up listeners are back", async () => (await listeners()) === listening, 40_000);
     const rows = await query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1)", [ids]);
     assert.equal(rows.length, ids.length, "one row per accepted job");
     const completions = workers.flatMap(completedBy).filter((id) => ids.includes(id));
@@ -294,17 +351,30 @@ describe("faults on a PostgreSQL store", { skip: pgClusterUnavailable() ?? false
     });
     req.on("error", () => {}); // the connection dies with the API
     req.write(`--${boundary}\r\ncontent-disposition: form-data; name="config"\r\n\r\n${JSON.stringify(EN)}\r\n`);
-    req.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`);
+    req.write(
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`,
+    );
     req.write(fs.readFileSync(LONG).subarray(0, 64 * 1024));
     let partial: string[] = [];
-    await until("the upload reaches the disk", () => {
-      partial = files().filter((f) => !before.has(f) && fs.statSync(f, { throwIfNoEntry: false })?.size);
-      return partial.length > 0;
-    }, 15_000);
+    await until(
+      "the upload reaches the disk",
+      () => {
+        partial = files().filter((f) => !before.has(f) && fs.statSync(f, { throwIfNoEntry: false })?.size);
+        return partial.length > 0;
+      },
+      15_000,
+    );
     await api.stop("SIGKILL");
     req.destroy();
-    assert.ok(partial.every((f) => fs.existsSync(f)), "the killed API left its partial upload behind");
-    assert.equal((await query<{ n: number }>("SELECT count(*)::int AS n FROM jobs"))[0]!.n, jobsBefore, "no job row for the cut-off upload");
+    assert.ok(
+      partial.every((f) => fs.existsSync(f)),
+      "the killed API left its partial upload behind",
+    );
+    assert.equal(
+      (await query<{ n: number }>("SELECT count(*)::int AS n FROM jobs"))[0]!.n,
+      jobsBefore,
+      "no job row for the cut-off upload",
+    );
 
     // The next API process (any serve or worker process runs the sweep) removes it once it has been untouched
     // for SORI_ORPHAN_AGE_S (an upload's spool file is written to until the moment it is adopted).

@@ -103,7 +103,10 @@ describe("end to end: text options on real speech", () => {
     }
     const wide = await transcribe(t, EARNINGS_LONG, { ...EN, paragraph_splitter: { max: 200 } });
     assert.ok(wide.length < paragraphs.length, "a larger max gives fewer paragraphs");
-    assert.ok(wide.every((u) => u.words === undefined), "no words unless asked for");
+    assert.ok(
+      wide.every((u) => u.words === undefined),
+      "no words unless asked for",
+    );
     // Off, as the real service: one speaker, no diarization: the whole file is one utterance.
     const whole = await transcribe(t, EARNINGS_LONG, { ...EN, use_paragraph_splitter: false });
     assert.equal(whole.length, 1);

@@ -55,7 +55,10 @@ function checkUtterances(utterances: Utterance[], lang: string, words: boolean):
     assert.ok(u.words && u.words.length > 0, "expected words");
     for (const w of u.words) {
       assert.ok(Number.isInteger(w.start_at) && Number.isInteger(w.duration));
-      assert.ok(w.start_at >= u.start_at && w.start_at + w.duration <= u.start_at + u.duration, JSON.stringify({ u: [u.start_at, u.duration], w }));
+      assert.ok(
+        w.start_at >= u.start_at && w.start_at + w.duration <= u.start_at + u.duration,
+        JSON.stringify({ u: [u.start_at, u.duration], w }),
+      );
     }
   }
 }
@@ -102,14 +105,24 @@ describe("end to end: real speech through the API", () => {
 
   it("English with whisper + detect, word timestamps inside each utterance", async (t) => {
     const file = "en/whisper_jfk.flac";
-    const body = await transcribe(file, { model_name: "whisper", language: "detect", language_candidates: ["ko", "ja", "en"], use_word_timestamp: true });
+    const body = await transcribe(file, {
+      model_name: "whisper",
+      language: "detect",
+      language_candidates: ["ko", "ja", "en"],
+      use_word_timestamp: true,
+    });
     checkUtterances(body.results.utterances, "en", true);
     checkCer(t, body, file, CER_MAX.en);
   });
 
   it("English through the RTZR-style config (whisper, en), read with the types the public clients decode", async (t) => {
     const file = "en/picovoice_leopard_test_en_librispeech.wav";
-    const body = await transcribe(file, { model_name: "whisper", language: "en", use_itn: true, use_word_timestamp: true });
+    const body = await transcribe(file, {
+      model_name: "whisper",
+      language: "en",
+      use_itn: true,
+      use_word_timestamp: true,
+    });
     checkUtterances(body.results.utterances, "en", true);
     checkCer(t, body, file, CER_MAX.en);
     // What the Go SDK (RecognizeResponse: ints, strings), the Python samples and the CLIs read.
@@ -122,7 +135,11 @@ describe("end to end: real speech through the API", () => {
   });
 
   it("detect restricted to candidates picks Japanese for Japanese speech", async () => {
-    const body = await transcribe("ja/common_voice_ja_38852485_16k.wav", { model_name: "whisper", language: "detect", language_candidates: ["ko", "ja"] });
+    const body = await transcribe("ja/common_voice_ja_38852485_16k.wav", {
+      model_name: "whisper",
+      language: "detect",
+      language_candidates: ["ko", "ja"],
+    });
     checkUtterances(body.results.utterances, "ja", false);
   });
 
@@ -150,16 +167,32 @@ describe("end to end: real speech through the API", () => {
     }
     for (const id of ids) assert.equal((await waitFinal(url, token, id)).status, "completed");
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const rows = ids.map((id) => db.prepare("SELECT j.seq, t.started_at, j.blob_key FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as { seq: number; started_at: number; blob_key: string | null });
+    const rows = ids.map(
+      (id) =>
+        db
+          .prepare(
+            "SELECT j.seq, t.started_at, j.blob_key FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?",
+          )
+          .get(id) as { seq: number; started_at: number; blob_key: string | null },
+    );
     db.close();
     const started = rows.map((r) => r.started_at);
-    assert.deepEqual(started, [...started].sort((a, b) => a - b), "started in submission order");
-    const blobsLeft = fs.readdirSync(path.join(dataDir, "blobs"), { recursive: true }).filter((f) => !fs.statSync(path.join(dataDir, "blobs", String(f))).isDirectory());
+    assert.deepEqual(
+      started,
+      [...started].sort((a, b) => a - b),
+      "started in submission order",
+    );
+    const blobsLeft = fs
+      .readdirSync(path.join(dataDir, "blobs"), { recursive: true })
+      .filter((f) => !fs.statSync(path.join(dataDir, "blobs", String(f))).isDirectory());
     assert.deepEqual(blobsLeft, [], "no audio kept after the jobs are final");
   });
 
   it("result=refined on a completed job without refinement is 400 H0001; the plain read still works", async () => {
-    const r = await submit(url, token, path.join(TESTDATA, "en/whisper_jfk.flac"), { model_name: "whisper", language: "detect" });
+    const r = await submit(url, token, path.join(TESTDATA, "en/whisper_jfk.flac"), {
+      model_name: "whisper",
+      language: "detect",
+    });
     const id = String(r.body.id);
     await waitFinal(url, token, id);
     assert.equal((await read(url, token, id, "?result=refined")).body.code, "H0001");

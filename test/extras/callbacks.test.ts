@@ -68,7 +68,13 @@ describe("callbacks (receiver on loopback, allowed by the admin switch)", () => 
 
   before(async () => {
     await receiver.start();
-    const env = { SORI_DATA_DIR: tempDataDir(), SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "200", SORI_CALLBACK_ALLOW_PRIVATE: "1" };
+    const env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_PORT: "0",
+      SORI_WORKERS: "1",
+      SORI_POLL_MS: "200",
+      SORI_CALLBACK_ALLOW_PRIVATE: "1",
+    };
     const c = createClient(env);
     sori = await startSori("serve", env);
     url = sori.url;
@@ -159,7 +165,14 @@ describe("callbacks: the SSRF guard (default settings)", () => {
 
   it("refuses loopback and private addresses written in the URL at submit", async () => {
     const port = new URL(receiver.url).port;
-    for (const target of [receiver.url, `http://localhost:${port}/`, `http://[::1]:${port}/`, "http://10.1.2.3/", "http://169.254.169.254/latest/meta-data", `http://[::ffff:127.0.0.1]:${port}/`]) {
+    for (const target of [
+      receiver.url,
+      `http://localhost:${port}/`,
+      `http://[::1]:${port}/`,
+      "http://10.1.2.3/",
+      "http://169.254.169.254/latest/meta-data",
+      `http://[::ffff:127.0.0.1]:${port}/`,
+    ]) {
       const r = await submit(url, token, JFK, { callback_url: target });
       assert.equal(r.status, 400, target);
       assert.equal(r.body.code, "H0001");
@@ -176,7 +189,8 @@ describe("callbacks: the SSRF guard (default settings)", () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal((await waitFinal(url, token, String(r.body.id))).status, "completed");
     const until = Date.now() + 5000;
-    while (!sori.logs.some((l) => l.includes("callback given up")) && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
+    while (!sori.logs.some((l) => l.includes("callback given up")) && Date.now() < until)
+      await new Promise((res) => setTimeout(res, 100));
     const line = sori.logs.find((l) => l.includes("callback given up"));
     assert.ok(line, "the refusal is logged");
     assert.match(line, /resolves to 127\./);
@@ -184,9 +198,26 @@ describe("callbacks: the SSRF guard (default settings)", () => {
   });
 
   it("classifies addresses", () => {
-    for (const a of ["127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "224.0.0.1", "nonsense"]) {
+    for (const a of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "172.16.5.4",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "fe80::1",
+      "fd00::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "224.0.0.1",
+      "nonsense",
+    ]) {
       assert.equal(isPrivateAddress(a), true, a);
     }
-    for (const a of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1"]) assert.equal(isPrivateAddress(a), false, a);
+    for (const a of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1"])
+      assert.equal(isPrivateAddress(a), false, a);
   });
 });

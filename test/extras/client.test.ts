@@ -11,7 +11,8 @@ import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess 
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");
-const JFK_TEXT = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
+const JFK_TEXT =
+  "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
 const WHISPER: TranscribeConfig = { model_name: "whisper", language: "detect", language_candidates: ["en"] };
 
 describe("@sori/client against the real server", () => {
@@ -23,7 +24,13 @@ describe("@sori/client against the real server", () => {
   };
 
   before(async () => {
-    env = { SORI_DATA_DIR: tempDataDir(), SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "200", SORI_DEFAULT_READ_BURST: "3" };
+    env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_PORT: "0",
+      SORI_WORKERS: "1",
+      SORI_POLL_MS: "200",
+      SORI_DEFAULT_READ_BURST: "3",
+    };
     sori = await startSori("serve", env);
   });
   after(() => sori.stop());
@@ -65,10 +72,16 @@ describe("@sori/client against the real server", () => {
     const srt = await client.export(ids[0]!, "srt");
     assert.match(srt, /^1\n00:00:\d{2},\d{3} --> /);
     const listed = await client.list({ limit: 2 });
-    assert.deepEqual(listed.transcribes.map((t) => t.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      listed.transcribes.map((t) => t.id),
+      [ids[2], ids[1]],
+    );
     assert.ok(listed.next_cursor);
     const rest = await client.list({ cursor: listed.next_cursor! });
-    assert.deepEqual(rest.transcribes.map((t) => t.id), [ids[0]]);
+    assert.deepEqual(
+      rest.transcribes.map((t) => t.id),
+      [ids[0]],
+    );
     await client.delete(ids[0]!);
     const gone = await client.get(ids[0]!).catch((e: unknown) => e);
     assert.ok(gone instanceof SoriError && gone.code === "H0004");
@@ -113,10 +126,26 @@ describe("sori submit FILE --wait --format srt (the CLI through @sori/client)", 
   it("prints subtitles of the finished job", () => {
     const credFile = path.join(tempDataDir(), "creds.json");
     fs.writeFileSync(credFile, JSON.stringify(creds));
-    const r = cli([JFK, "--url", sori.url, "--credentials", credFile, "--config", JSON.stringify(WHISPER), "--wait", "--format", "srt", "--poll-ms", "300"]);
+    const r = cli([
+      JFK,
+      "--url",
+      sori.url,
+      "--credentials",
+      credFile,
+      "--config",
+      JSON.stringify(WHISPER),
+      "--wait",
+      "--format",
+      "srt",
+      "--poll-ms",
+      "300",
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^1\n00:00:00,\d{3} --> 00:00:\d{2},\d{3}\n/);
-    const text = r.stdout.split("\n").filter((l) => l && !/^\d+$/.test(l) && !l.includes(" --> ")).join(" ");
+    const text = r.stdout
+      .split("\n")
+      .filter((l) => l && !/^\d+$/.test(l) && !l.includes(" --> "))
+      .join(" ");
     assert.match(text.toLowerCase(), /ask not what your country/);
   });
 
@@ -124,7 +153,17 @@ describe("sori submit FILE --wait --format srt (the CLI through @sori/client)", 
     const r = cli([JFK, "--url", sori.url, "--client-id", creds.client_id, "--client-secret", creds.client_secret]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^[A-Za-z0-9_-]{22}\n$/);
-    const bad = cli([JFK, "--url", sori.url, "--client-id", creds.client_id, "--client-secret", creds.client_secret, "--config", '{"model_name":"x"}']);
+    const bad = cli([
+      JFK,
+      "--url",
+      sori.url,
+      "--client-id",
+      creds.client_id,
+      "--client-secret",
+      creds.client_secret,
+      "--config",
+      '{"model_name":"x"}',
+    ]);
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /400 H0001: config\.model_name/);
   });

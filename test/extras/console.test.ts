@@ -11,7 +11,11 @@ import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess 
 const CHROMIUM = "/usr/bin/chromium";
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const ARTIFACTS = path.join(ROOT, "test-artifacts", "console");
-const missing = !fs.existsSync(CHROMIUM) ? `${CHROMIUM} is not installed (apt-get install chromium)` : !fs.existsSync(path.join(ROOT, "console/dist/index.html")) ? "console/dist is not built (npm run build)" : null;
+const missing = !fs.existsSync(CHROMIUM)
+  ? `${CHROMIUM} is not installed (apt-get install chromium)`
+  : !fs.existsSync(path.join(ROOT, "console/dist/index.html"))
+    ? "console/dist is not built (npm run build)"
+    : null;
 
 describe("web console in Chromium", { skip: missing ?? false }, () => {
   let sori: SoriProcess;
@@ -24,7 +28,10 @@ describe("web console in Chromium", { skip: missing ?? false }, () => {
     const env = { SORI_DATA_DIR: tempDataDir(), SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "200" };
     creds = createClient(env);
     sori = await startSori("serve", env);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required"],
+    });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   });
   after(async () => {
@@ -38,7 +45,7 @@ describe("web console in Chromium", { skip: missing ?? false }, () => {
     await page.fill("input[name=client_secret]", "wrong");
     await page.click("button[type=submit]");
     await page.waitForSelector("[role=alert]");
-    assert.match(await page.textContent("[role=alert]") ?? "", /H0002/);
+    assert.match((await page.textContent("[role=alert]")) ?? "", /H0002/);
     await page.fill("input[name=client_secret]", creds.client_secret);
     await page.screenshot({ path: path.join(ARTIFACTS, "login.png") });
     await page.click("button[type=submit]");
@@ -59,7 +66,10 @@ describe("web console in Chromium", { skip: missing ?? false }, () => {
   });
 
   it("clicking a word seeks the audio to it", async () => {
-    const word = page.locator(".utterances .word").filter({ hasText: /country/i }).first();
+    const word = page
+      .locator(".utterances .word")
+      .filter({ hasText: /country/i })
+      .first();
     const start = Number(await word.getAttribute("data-start"));
     assert.ok(start > 1000, `the word starts at ${start} ms`);
     await page.waitForFunction(() => (document.querySelector("audio")?.readyState ?? 0) >= 1);

@@ -41,7 +41,8 @@ function checkRules(cues: { start: number; end: number; lines: string[] }[], str
   let prevStart = 0;
   for (const c of cues) {
     assert.ok(c.lines.length <= DEFAULT_CUE_RULES.maxLines, `at most 2 lines: ${JSON.stringify(c)}`);
-    for (const l of c.lines) assert.ok(charLength(strip(l)) <= DEFAULT_CUE_RULES.maxLineChars, `line of at most 42 chars: "${l}"`);
+    for (const l of c.lines)
+      assert.ok(charLength(strip(l)) <= DEFAULT_CUE_RULES.maxLineChars, `line of at most 42 chars: "${l}"`);
     assert.ok(c.end > c.start, "cue ends after it starts");
     assert.ok(c.end - c.start <= DEFAULT_CUE_RULES.maxCueMs, `cue of at most 7 s: ${JSON.stringify(c)}`);
     assert.ok(c.start >= prevStart, "cues in time order");
@@ -68,13 +69,35 @@ describe("cue rules", () => {
   it("keeps every cue within 2 lines of 42 characters and 7 s, and loses no text", () => {
     const cues = buildCues([english, japanese]);
     checkRules(cues);
-    assert.equal(squash(cues.filter((c) => c.spk === 0).flatMap((c) => c.lines).join("")), squash(english.msg));
-    assert.equal(cues.filter((c) => c.spk === 1).flatMap((c) => c.lines).join(""), japanese.msg);
-    for (const c of cues) assert.ok(!/^[、。]/.test(c.lines[0]!) && !c.lines.some((l) => /^[、。]/.test(l)), "no line starts with 、 or 。");
+    assert.equal(
+      squash(
+        cues
+          .filter((c) => c.spk === 0)
+          .flatMap((c) => c.lines)
+          .join(""),
+      ),
+      squash(english.msg),
+    );
+    assert.equal(
+      cues
+        .filter((c) => c.spk === 1)
+        .flatMap((c) => c.lines)
+        .join(""),
+      japanese.msg,
+    );
+    for (const c of cues)
+      assert.ok(
+        !/^[、。]/.test(c.lines[0]!) && !c.lines.some((l) => /^[、。]/.test(l)),
+        "no line starts with 、 or 。",
+      );
   });
 
   it("takes the times from word timestamps when present", () => {
-    const words = ["Hello", "there,", "general", "Kenobi."].map((text, i) => ({ start_at: 10_000 + i * 2500, duration: 500, text }));
+    const words = ["Hello", "there,", "general", "Kenobi."].map((text, i) => ({
+      start_at: 10_000 + i * 2500,
+      duration: 500,
+      text,
+    }));
     const cues = buildCues([{ start_at: 10_000, duration: 8000, spk: 0, msg: "Hello there, general Kenobi.", words }]);
     // 8 s of speech: more than one cue, split where the words fall; the first starts at the first word.
     assert.ok(cues.length >= 2, JSON.stringify(cues));
@@ -91,7 +114,14 @@ describe("cue rules", () => {
       { start_at: 600, duration: 300, spk: 0, msg: "Yes." },
       { start_at: 5000, duration: 100, spk: 0, msg: "Bye." },
     ]);
-    assert.deepEqual(cues.map((c) => [c.start, c.end]), [[0, 600], [600, 1600], [5000, 6000]]);
+    assert.deepEqual(
+      cues.map((c) => [c.start, c.end]),
+      [
+        [0, 600],
+        [600, 1600],
+        [5000, 6000],
+      ],
+    );
   });
 
   it("cuts a word longer than a line", () => {
@@ -111,7 +141,10 @@ describe("cue rules", () => {
     assert.match(srt, /^1\n00:00:00,000 --> 00:00:01,500\n\[Speaker 0\] Good morning\.\n/);
     const vtt = toVtt(u, { speakers: "speaker" });
     assert.match(vtt, /<v Speaker 1>Morning &lt;all&gt; &amp; welcome\./);
-    assert.equal(toText(u, { speakers: "speaker" }), "Speaker 0: Good morning.\n\nSpeaker 1: Morning <all> & welcome. Shall we start?\n");
+    assert.equal(
+      toText(u, { speakers: "speaker" }),
+      "Speaker 0: Good morning.\n\nSpeaker 1: Morning <all> & welcome. Shall we start?\n",
+    );
     assert.equal(toText(u), "Good morning.\nMorning <all> & welcome.\nShall we start?\n");
     assert.equal(clock(3_723_004, ","), "01:02:03,004");
   });
@@ -127,9 +160,19 @@ describe("GET /v1/transcribe/{id}/export on real speech", () => {
 
   const get = async (id: string, query: string, t = token) => {
     const r = await fetch(`${url}/v1/transcribe/${id}/export${query}`, { headers: { authorization: `Bearer ${t}` } });
-    const out = { status: r.status, type: r.headers.get("content-type") ?? "", disposition: r.headers.get("content-disposition"), text: await r.text() };
+    const out = {
+      status: r.status,
+      type: r.headers.get("content-type") ?? "",
+      disposition: r.headers.get("content-disposition"),
+      text: await r.text(),
+    };
     const media = out.type.split(";")[0]!;
-    assertDocumented("GET /v1/transcribe/{id}/export", out.status, media === "application/json" ? JSON.parse(out.text) : out.text, media);
+    assertDocumented(
+      "GET /v1/transcribe/{id}/export",
+      out.status,
+      media === "application/json" ? JSON.parse(out.text) : out.text,
+      media,
+    );
     return out;
   };
 
@@ -156,7 +199,10 @@ describe("GET /v1/transcribe/{id}/export on real speech", () => {
     const cues = parseCues(r.text, "srt");
     checkRules(cues);
     assert.ok(cues.length >= 2, "11 s of speech makes more than one cue");
-    const text = cues.flatMap((c) => c.lines).join(" ").toLowerCase();
+    const text = cues
+      .flatMap((c) => c.lines)
+      .join(" ")
+      .toLowerCase();
     assert.match(text, /ask not what your country can do for you/);
     assert.ok(cues[cues.length - 1]!.end <= 11_500, "cues end within the audio");
   });
@@ -201,13 +247,20 @@ describe("GET /v1/transcribe/{id}/export on real speech", () => {
   });
 
   it("a job still transcribing has nothing to export yet: 404 H0004", async () => {
-    const r = await submit(url, token, LONG, { model_name: "whisper", language: "detect", language_candidates: ["en"] });
+    const r = await submit(url, token, LONG, {
+      model_name: "whisper",
+      language: "detect",
+      language_candidates: ["en"],
+    });
     const id = String(r.body.id);
     const e = await get(id, "?format=srt");
     assert.equal(e.status, 404);
     assert.match((JSON.parse(e.text) as { msg: string }).msg, /transcribing/);
     // Not needed any further: delete it, so the worker drops it.
-    const d = await fetch(`${url}/v1/transcribe/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+    const d = await fetch(`${url}/v1/transcribe/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(d.status, 200);
   });
 });

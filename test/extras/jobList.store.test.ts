@@ -17,7 +17,10 @@ const lease = { workerId: "w1", leaseMs: 60_000 };
 
 const pgSkip = (await pgUnavailable()) ?? false;
 
-for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const) {
+for (const [label, skip] of [
+  ["SQLite", false],
+  ["PostgreSQL", pgSkip],
+] as const) {
   describe(`job list and delete in the store, on ${label}`, { skip }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-joblist-"));
     let pgDb: PgDatabase | undefined;
@@ -27,7 +30,19 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
       if (label === "PostgreSQL") pgDb = await createPgDatabase("sori_joblist");
       store = await openStore({ databaseUrl: pgDb?.url, dataDir: path.join(dir, "data") });
       for (const id of ["a", "b"]) {
-        await insertClient(store, { id, name: id, secret_hash: "scrypt$x", tier: "standard", max_concurrent: null, quota_s: null, read_rps: null }, T);
+        await insertClient(
+          store,
+          {
+            id,
+            name: id,
+            secret_hash: "scrypt$x",
+            tier: "standard",
+            max_concurrent: null,
+            quota_s: null,
+            read_rps: null,
+          },
+          T,
+        );
       }
     });
     after(async () => {
@@ -41,13 +56,45 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
 
     const claimJobs = async (s: Store, l: Lease, n: number, now: number) =>
       (await claimTasks(s, l, { kinds: ["transcribe"], n, now })).map((t) => ({ ...t, id: t.job_id }));
-    const completeJob = async (s: Store, id: string, w: string, result: unknown, retentionMs: number, now: number, next?: { kind: "refine" }) => {
-      const t = await s.db.selectFrom("tasks").selectAll().where("job_id", "=", id).where("kind", "=", "transcribe").executeTakeFirstOrThrow();
-      return completeTask(s, t, w, { results: { result: JSON.stringify(result) }, ...(next ? { next } : {}) }, retentionMs, now);
+    const completeJob = async (
+      s: Store,
+      id: string,
+      w: string,
+      result: unknown,
+      retentionMs: number,
+      now: number,
+      next?: { kind: "refine" },
+    ) => {
+      const t = await s.db
+        .selectFrom("tasks")
+        .selectAll()
+        .where("job_id", "=", id)
+        .where("kind", "=", "transcribe")
+        .executeTakeFirstOrThrow();
+      return completeTask(
+        s,
+        t,
+        w,
+        { results: { result: JSON.stringify(result) }, ...(next ? { next } : {}) },
+        retentionMs,
+        now,
+      );
     };
 
     const add = async (id: string, client = "a"): Promise<void> =>
-      insertJob(store, { id, client_id: client, config: "{}", blob_key: `blob-${id}`, file_format: "wav", audio_s: 10, max_attempts: 3 }, T);
+      insertJob(
+        store,
+        {
+          id,
+          client_id: client,
+          config: "{}",
+          blob_key: `blob-${id}`,
+          file_format: "wav",
+          audio_s: 10,
+          max_attempts: 3,
+        },
+        T,
+      );
 
     it("lists newest first in keyset pages, by status, for one client only", async () => {
       for (const id of ["j1", "j2", "j3", "j4", "j5"]) await add(id);
@@ -63,8 +110,14 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
       assert.deepEqual(seen, ["j5", "j4", "j3", "j2", "j1"]);
       const [claimed] = await claimJobs(store, lease, 1, T);
       assert.equal(claimed!.id, "j1");
-      assert.deepEqual((await listJobs(store, { clientId: "a", states: ["running"], limit: 10 })).map((j) => j.id), ["j1"]);
-      assert.deepEqual((await listJobs(store, { clientId: "b", limit: 10 })).map((j) => j.id), ["other"]);
+      assert.deepEqual(
+        (await listJobs(store, { clientId: "a", states: ["running"], limit: 10 })).map((j) => j.id),
+        ["j1"],
+      );
+      assert.deepEqual(
+        (await listJobs(store, { clientId: "b", limit: 10 })).map((j) => j.id),
+        ["other"],
+      );
     });
 
     it("delete of a queued job: failed, never claimed, not in flight, not listed; a second delete finds nothing", async () => {
@@ -84,7 +137,10 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
       await add("r");
       await claimJobs(store, lease, 1, T);
       await deleteJob(store, "r", T + 5);
-      assert.equal(await completeJob(store, "r", lease.workerId, { utterances: [{ msg: "secret" }] }, 3600_000, T + 10), false);
+      assert.equal(
+        await completeJob(store, "r", lease.workerId, { utterances: [{ msg: "secret" }] }, 3600_000, T + 10),
+        false,
+      );
       const row = (await getJob(store, "r"))!;
       assert.equal(row.result, null);
       assert.equal(row.state, "failed");
@@ -93,7 +149,11 @@ for (const [label, skip] of [["SQLite", false], ["PostgreSQL", pgSkip]] as const
     it("delete of a completed job drops the base and refined results and ends a pending refinement", async () => {
       await add("c");
       await claimJobs(store, lease, 1, T);
-      assert.ok(await completeJob(store, "c", lease.workerId, { utterances: [{ msg: "text" }] }, 3600_000, T + 10, { kind: "refine" }));
+      assert.ok(
+        await completeJob(store, "c", lease.workerId, { utterances: [{ msg: "text" }] }, 3600_000, T + 10, {
+          kind: "refine",
+        }),
+      );
       await store.db.updateTable("jobs").set({ refine_result: '{"utterances":[]}' }).where("id", "=", "c").execute();
       await deleteJob(store, "c", T + 20);
       const row = (await getJob(store, "c"))!;

@@ -13,11 +13,22 @@ const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");
 
 interface ListBody {
-  transcribes: { id: string; status: string; created_at: string; finished_at: string | null; expired: boolean; audio_duration_ms: number | null }[];
+  transcribes: {
+    id: string;
+    status: string;
+    created_at: string;
+    finished_at: string | null;
+    expired: boolean;
+    audio_duration_ms: number | null;
+  }[];
   next_cursor: string | null;
 }
 
-async function list(url: string, token: string, query = ""): Promise<{ status: number; body: ListBody & { code?: string } }> {
+async function list(
+  url: string,
+  token: string,
+  query = "",
+): Promise<{ status: number; body: ListBody & { code?: string } }> {
   const r = await fetch(`${url}/v1/transcribe${query}`, { headers: { authorization: `Bearer ${token}` } });
   const body = (await r.json()) as ListBody;
   assertDocumented("GET /v1/transcribe", r.status, body);
@@ -25,7 +36,10 @@ async function list(url: string, token: string, query = ""): Promise<{ status: n
 }
 
 async function del(url: string, token: string, id: string): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${url}/v1/transcribe/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+  const r = await fetch(`${url}/v1/transcribe/${id}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${token}` },
+  });
   const body = await r.json();
   assertDocumented("DELETE /v1/transcribe/{id}", r.status, body);
   return { status: r.status, body };
@@ -113,7 +127,11 @@ describe("job list and delete, jobs left queued (no workers)", () => {
     assert.ok(!(await list(url, token)).body.transcribes.some((t) => t.id === id), "not listed any more");
     // It no longer counts as in progress, and no worker will claim it.
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const row = db.prepare("SELECT t.state, j.blob_key, j.result, j.deleted_at FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as Record<string, unknown>;
+    const row = db
+      .prepare(
+        "SELECT t.state, j.blob_key, j.result, j.deleted_at FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?",
+      )
+      .get(id) as Record<string, unknown>;
     db.close();
     assert.equal(row.state, "failed");
     assert.equal(row.blob_key, null);
@@ -148,11 +166,17 @@ describe("delete a completed job (real speech)", () => {
 
     assert.equal((await del(url, token, id)).status, 200);
     assert.equal((await read(url, token, id)).body.code, "H0004");
-    const exp = await fetch(`${url}/v1/transcribe/${id}/export?format=txt`, { headers: { authorization: `Bearer ${token}` } });
+    const exp = await fetch(`${url}/v1/transcribe/${id}/export?format=txt`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(exp.status, 404);
     assert.deepEqual((await list(url, token)).body.transcribes, []);
     const db = new Sqlite(path.join(dataDir, "sori.db"), { readonly: true });
-    const row = db.prepare("SELECT t.state, j.result FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?").get(id) as Record<string, unknown>;
+    const row = db
+      .prepare(
+        "SELECT t.state, j.result FROM jobs j JOIN tasks t ON t.job_id = j.id AND t.kind = 'transcribe' WHERE j.id = ?",
+      )
+      .get(id) as Record<string, unknown>;
     db.close();
     assert.equal(row.result, null, "the transcript is gone from the store");
     assert.equal(row.state, "completed");

@@ -15,7 +15,8 @@ const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");
 const LONG = path.join(TESTDATA, "multi/pyannote_dev00.wav"); // 60 s, 1.9 MB
 const BIG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 2.9 MB
-const JFK_TEXT = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
+const JFK_TEXT =
+  "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
 
 describe("OpenAI-compatible transcription with the openai SDK", () => {
   let sori: SoriProcess;
@@ -24,7 +25,14 @@ describe("OpenAI-compatible transcription with the openai SDK", () => {
   let token: string;
 
   before(async () => {
-    const env = { SORI_DATA_DIR: tempDataDir(), SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "200", SORI_OPENAI_MAX_AUDIO_S: "30", SORI_OPENAI_MAX_FILE_BYTES: String(2 * 1024 * 1024) };
+    const env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_PORT: "0",
+      SORI_WORKERS: "1",
+      SORI_POLL_MS: "200",
+      SORI_OPENAI_MAX_AUDIO_S: "30",
+      SORI_OPENAI_MAX_FILE_BYTES: String(2 * 1024 * 1024),
+    };
     const c = createClient(env);
     sori = await startSori("serve", env);
     url = sori.url;
@@ -70,57 +78,102 @@ describe("OpenAI-compatible transcription with the openai SDK", () => {
     }
     for (const s of r.segments) assert.ok(s.end > s.start && s.text.length > 0);
     assert.equal(r.segments.map((s) => s.text).join(" "), r.text);
-    assert.match(r.words.map((w) => w.word).join(" ").toLowerCase(), /ask not what your country/);
+    assert.match(
+      r.words
+        .map((w) => w.word)
+        .join(" ")
+        .toLowerCase(),
+      /ask not what your country/,
+    );
   });
 
   it("verbose_json without granularities has segments and no words", async () => {
-    const r = await openai.audio.transcriptions.create({ file: fs.createReadStream(KO), model: "whisper-1", language: "ko", response_format: "verbose_json" });
+    const r = await openai.audio.transcriptions.create({
+      file: fs.createReadStream(KO),
+      model: "whisper-1",
+      language: "ko",
+      response_format: "verbose_json",
+    });
     assert.equal(r.language, "korean");
     assert.ok(r.segments!.length > 0);
     assert.equal(r.words, undefined);
   });
 
   it("text, srt and vtt come back as text", async () => {
-    const text = await openai.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: "whisper-1", response_format: "text" });
+    const text = await openai.audio.transcriptions.create({
+      file: fs.createReadStream(JFK),
+      model: "whisper-1",
+      response_format: "text",
+    });
     assert.equal(typeof text, "string");
     assert.ok(normalizedCer(text, JFK_TEXT) < 0.15, text);
-    const srt = await openai.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: "whisper-1", response_format: "srt" });
+    const srt = await openai.audio.transcriptions.create({
+      file: fs.createReadStream(JFK),
+      model: "whisper-1",
+      response_format: "srt",
+    });
     assert.match(srt, /^1\n00:00:\d{2},\d{3} --> 00:00:\d{2},\d{3}\n/);
-    const vtt = await openai.audio.transcriptions.create({ file: await toFile(fs.readFileSync(JFK), "jfk.flac"), model: "sommers", response_format: "vtt", language: "en" }).catch((e: Error) => e);
+    const vtt = await openai.audio.transcriptions
+      .create({
+        file: await toFile(fs.readFileSync(JFK), "jfk.flac"),
+        model: "sommers",
+        response_format: "vtt",
+        language: "en",
+      })
+      .catch((e: Error) => e);
     // sommers is the spec's Korean/Japanese model: English is refused, in OpenAI's error shape.
     assert.ok(vtt instanceof OpenAI.BadRequestError);
     assert.equal(vtt.code, "H0001");
-    const vtt2 = await openai.audio.transcriptions.create({ file: await toFile(fs.readFileSync(JFK), "jfk.flac"), model: "whisper", response_format: "vtt" });
+    const vtt2 = await openai.audio.transcriptions.create({
+      file: await toFile(fs.readFileSync(JFK), "jfk.flac"),
+      model: "whisper",
+      response_format: "vtt",
+    });
     assert.ok(vtt2.startsWith("WEBVTT\n\n00:00:"), vtt2);
   });
 
   it("errors use OpenAI's shape with sori's code", async () => {
-    const bad = await openai.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: "dall-e-3" }).catch((e: unknown) => e);
+    const bad = await openai.audio.transcriptions
+      .create({ file: fs.createReadStream(JFK), model: "dall-e-3" })
+      .catch((e: unknown) => e);
     assert.ok(bad instanceof OpenAI.BadRequestError, String(bad));
     assert.equal(bad.code, "H0001");
     assert.equal(bad.type, "invalid_request_error");
     assert.match(bad.message, /model must be one of/);
 
     const noAuth = new OpenAI({ apiKey: "not-a-token", baseURL: `${url}/v1`, maxRetries: 0 });
-    const unauth = await noAuth.audio.transcriptions.create({ file: fs.createReadStream(JFK), model: "whisper-1" }).catch((e: unknown) => e);
+    const unauth = await noAuth.audio.transcriptions
+      .create({ file: fs.createReadStream(JFK), model: "whisper-1" })
+      .catch((e: unknown) => e);
     assert.ok(unauth instanceof OpenAI.AuthenticationError, String(unauth));
     assert.equal(unauth.code, "H0002");
 
-    const long = await openai.audio.transcriptions.create({ file: fs.createReadStream(LONG), model: "whisper-1" }).catch((e: unknown) => e);
+    const long = await openai.audio.transcriptions
+      .create({ file: fs.createReadStream(LONG), model: "whisper-1" })
+      .catch((e: unknown) => e);
     assert.ok(long instanceof OpenAI.APIError && long.status === 413, String(long));
     assert.equal(long.code, "H0006");
     assert.match(long.message, /POST \/v1\/transcribe/);
 
-    const big = await openai.audio.transcriptions.create({ file: fs.createReadStream(BIG), model: "whisper-1" }).catch((e: unknown) => e);
+    const big = await openai.audio.transcriptions
+      .create({ file: fs.createReadStream(BIG), model: "whisper-1" })
+      .catch((e: unknown) => e);
     assert.ok(big instanceof OpenAI.APIError && big.status === 413, String(big));
     assert.equal(big.code, "H0005");
 
-    const notAudio = await openai.audio.transcriptions.create({ file: await toFile(Buffer.from("hello, not audio"), "a.txt"), model: "whisper-1" }).catch((e: unknown) => e);
+    const notAudio = await openai.audio.transcriptions
+      .create({ file: await toFile(Buffer.from("hello, not audio"), "a.txt"), model: "whisper-1" })
+      .catch((e: unknown) => e);
     assert.ok(notAudio instanceof OpenAI.BadRequestError);
     assert.equal(notAudio.code, "H0010");
 
     const granular = await openai.audio.transcriptions
-      .create({ file: fs.createReadStream(JFK), model: "whisper-1", response_format: "json", timestamp_granularities: ["word"] })
+      .create({
+        file: fs.createReadStream(JFK),
+        model: "whisper-1",
+        response_format: "json",
+        timestamp_granularities: ["word"],
+      })
       .catch((e: unknown) => e);
     assert.ok(granular instanceof OpenAI.BadRequestError);
     assert.match(granular.message, /verbose_json/);

@@ -25,7 +25,11 @@ export async function submit(
   form.append("config", typeof config === "string" ? config : JSON.stringify(config));
   const blob = typeof file === "string" ? new Blob([fs.readFileSync(file)]) : file;
   form.append("file", blob, typeof file === "string" ? path.basename(file) : "upload.bin");
-  const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+  const r = await fetch(`${url}/v1/transcribe`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
   const body = (await r.json()) as Record<string, unknown>;
   assertDocumented("POST /v1/transcribe", r.status, body);
   return { status: r.status, body };

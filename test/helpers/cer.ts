@@ -6,7 +6,12 @@ import { levenshtein } from "../../src/text/editDistance.js";
 
 /** Normalized CER: NFKC, lower case, punctuation and whitespace removed. */
 export function normalizedCer(hyp: string, ref: string): number {
-  const norm = (s: string) => [...s.normalize("NFKC").toLowerCase().replace(/[\p{P}\p{S}\s]/gu, "")];
+  const norm = (s: string) => [
+    ...s
+      .normalize("NFKC")
+      .toLowerCase()
+      .replace(/[\p{P}\p{S}\s]/gu, ""),
+  ];
   const r = norm(ref);
   return levenshtein(norm(hyp), r) / Math.max(1, r.length);
 }
@@ -21,4 +26,3 @@ export function manifest(testdata: string): Map<string, string> {
   }
   return out;
 }
-

@@ -11,7 +11,10 @@ interface Operation {
 }
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-const doc = openApiDocument({ metrics: true }) as { paths: Record<string, Record<string, Operation | undefined> | undefined>; components: unknown };
+const doc = openApiDocument({ metrics: true }) as {
+  paths: Record<string, Record<string, Operation | undefined> | undefined>;
+  components: unknown;
+};
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
 // One schema holding the components, so that `#/components/schemas/X` resolves in every compiled body schema.
 ajv.addSchema({ $id: "sori:openapi", components: doc.components });
@@ -32,6 +35,8 @@ export function assertDocumented(route: string, status: number, body: unknown, m
     compiled.set(key, validate);
   }
   if (!validate(body)) {
-    throw new Error(`${key}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+    throw new Error(
+      `${key}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+    );
   }
 }

@@ -62,7 +62,9 @@ export function createNetLab(roles: string[]): NetLab {
     if (destroyed) return;
     destroyed = true;
     for (const { ns } of Object.values(hosts)) {
-      for (const pid of ip("netns", "pids", ns).out.split(/\s+/).filter((p) => /^\d+$/.test(p))) {
+      for (const pid of ip("netns", "pids", ns)
+        .out.split(/\s+/)
+        .filter((p) => /^\d+$/.test(p))) {
         try {
           process.kill(Number(pid), "SIGKILL");
         } catch {
@@ -101,6 +103,11 @@ export function createNetLab(roles: string[]): NetLab {
 }
 
 /** `sori <command>` inside a namespace (test/helpers/server.ts's startSori). */
-export function startSoriIn(ns: string, command: "serve" | "worker", env: NodeJS.ProcessEnv, args: string[] = []): Promise<SoriProcess> {
+export function startSoriIn(
+  ns: string,
+  command: "serve" | "worker",
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): Promise<SoriProcess> {
   return startSori(command, env, args, { netns: ns });
 }

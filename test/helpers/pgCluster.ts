@@ -37,7 +37,8 @@ export function pgBinDir(): string | null {
 
 /** Why a private cluster cannot be started here, or null when it can. */
 export function pgClusterUnavailable(): string | null {
-  if (!pgBinDir()) return "no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql; set SORI_TEST_PG_BIN";
+  if (!pgBinDir())
+    return "no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql; set SORI_TEST_PG_BIN";
   if (process.getuid?.() === 0 && spawnSync("id", ["postgres"]).status !== 0) {
     return "running as root but there is no postgres user to run initdb as";
   }
@@ -65,7 +66,9 @@ export async function startPgCluster(opts: { listen?: string[] } = {}): Promise<
   const asRoot = process.getuid?.() === 0;
   if (asRoot) spawnSync("chown", ["postgres:", dir]);
   const run = (cmd: string, args: string[]): void => {
-    const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ["runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args]]
+      : [path.join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: "utf8", timeout: 120_000 });
     if (r.status !== 0) {
       const logFile = path.join(dir, "server.log");
@@ -85,7 +88,8 @@ export async function startPgCluster(opts: { listen?: string[] } = {}): Promise<
   ].join(" ");
   // Trust for the private test network too (the default hba only covers loopback).
   fs.appendFileSync(path.join(data, "pg_hba.conf"), "host all all 0.0.0.0/0 trust\n");
-  const startServer = () => run("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-o", serverOpts, "-w", "-t", "60", "start"]);
+  const startServer = () =>
+    run("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-o", serverOpts, "-w", "-t", "60", "start"]);
   const stopServer = () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]);
   try {
     startServer();

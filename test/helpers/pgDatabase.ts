@@ -35,6 +35,9 @@ export async function createPgDatabase(prefix = "sori_test"): Promise<PgDatabase
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), name, drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) };
+  return {
+    url: url.toString(),
+    name,
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
+  };
 }
-

@@ -26,13 +26,17 @@ const MOTO = path.join(ROOT, ".venv", "bin", "moto_server");
 
 /** Why moto cannot be started here, or null when it can. */
 export function s3Unavailable(): string | null {
-  return fs.existsSync(MOTO) ? null : `no ${MOTO}: install the engine's dev extra (.venv/bin/pip install -e 'engine[dev]')`;
+  return fs.existsSync(MOTO)
+    ? null
+    : `no ${MOTO}: install the engine's dev extra (.venv/bin/pip install -e 'engine[dev]')`;
 }
 
 /** moto's S3 on a free local port, with one fresh bucket. */
 export async function startS3(): Promise<S3Server> {
   const port = await freePort();
-  const child: ChildProcess = spawn(MOTO, ["-H", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(MOTO, ["-H", "127.0.0.1", "-p", String(port)], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const endpoint = `http://127.0.0.1:${port}`;
@@ -59,7 +63,13 @@ export async function startS3(): Promise<S3Server> {
     endpoint,
     bucket,
     client,
-    env: { ...creds, SORI_BLOB_STORE: "s3", SORI_S3_BUCKET: bucket, SORI_S3_ENDPOINT: endpoint, SORI_S3_FORCE_PATH_STYLE: "1" },
+    env: {
+      ...creds,
+      SORI_BLOB_STORE: "s3",
+      SORI_S3_BUCKET: bucket,
+      SORI_S3_ENDPOINT: endpoint,
+      SORI_S3_FORCE_PATH_STYLE: "1",
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         client.destroy();
@@ -84,7 +94,9 @@ export interface ScaleOut {
 
 /** A fresh PostgreSQL database, `sori serve --no-workers` and `workers` `sori worker` processes. Each process gets
  * its own data dir unless the blob store is local (then they share one, as hosts sharing a mount would). */
-export async function startScaleOut(opts: { env?: NodeJS.ProcessEnv; workerEnv?: NodeJS.ProcessEnv; workers?: number } = {}): Promise<ScaleOut> {
+export async function startScaleOut(
+  opts: { env?: NodeJS.ProcessEnv; workerEnv?: NodeJS.ProcessEnv; workers?: number } = {},
+): Promise<ScaleOut> {
   const db = await createPgDatabase("sori_scaleout");
   const shared: NodeJS.ProcessEnv = { SORI_DATABASE_URL: db.url, SORI_PORT: "0", ...opts.env };
   const localBlobs = (shared.SORI_BLOB_STORE ?? "local") === "local";

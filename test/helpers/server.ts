@@ -7,9 +7,13 @@ import readline from "node:readline";
 
 export const ROOT = path.resolve(import.meta.dirname, "..", "..");
 /** The shared test audio: SORI_TESTDATA, or `shared/testdata` beside the checkout. */
-export const TESTDATA = process.env.SORI_TESTDATA ? path.resolve(process.env.SORI_TESTDATA) : path.resolve(ROOT, "..", "shared", "testdata");
+export const TESTDATA = process.env.SORI_TESTDATA
+  ? path.resolve(process.env.SORI_TESTDATA)
+  : path.resolve(ROOT, "..", "shared", "testdata");
 if (!fs.existsSync(path.join(TESTDATA, "MANIFEST.tsv"))) {
-  process.stderr.write(`test audio not found at ${TESTDATA}: tests that decode audio will fail; set SORI_TESTDATA to the shared testdata folder\n`);
+  process.stderr.write(
+    `test audio not found at ${TESTDATA}: tests that decode audio will fail; set SORI_TESTDATA to the shared testdata folder\n`,
+  );
 }
 
 export interface SoriProcess {
@@ -49,7 +53,10 @@ export function soriSync(args: string[], env: NodeJS.ProcessEnv): string {
   return r.stdout;
 }
 
-export function createClient(env: NodeJS.ProcessEnv, extra: string[] = []): { client_id: string; client_secret: string } {
+export function createClient(
+  env: NodeJS.ProcessEnv,
+  extra: string[] = [],
+): { client_id: string; client_secret: string } {
   return JSON.parse(soriSync(["clients", "create", "--name", "test", "--json", ...extra], env));
 }
 
@@ -71,7 +78,10 @@ export async function startSori(
   const where = opts.netns ? ` in ${opts.netns}` : "";
   const logs: string[] = [];
   const started = new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`sori ${command}${where} did not start:\n${logs.join("\n")}`)), opts.netns ? 90_000 : 60_000);
+    const t = setTimeout(
+      () => reject(new Error(`sori ${command}${where} did not start:\n${logs.join("\n")}`)),
+      opts.netns ? 90_000 : 60_000,
+    );
     readline.createInterface({ input: child.stdout! }).on("line", (line) => {
       logs.push(line);
       if (line.includes('"sori started"')) {

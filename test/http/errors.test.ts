@@ -39,7 +39,10 @@ describe("spec error tables over HTTP", () => {
   describe("POST /v1/authenticate", () => {
     it("issues a JWT with expire_at in epoch seconds", async () => {
       const c = createClient(env);
-      const r = await fetch(`${url}/v1/authenticate`, { method: "POST", body: new URLSearchParams({ client_id: c.client_id, client_secret: c.client_secret }) });
+      const r = await fetch(`${url}/v1/authenticate`, {
+        method: "POST",
+        body: new URLSearchParams({ client_id: c.client_id, client_secret: c.client_secret }),
+      });
       assert.equal(r.status, 200);
       const body = (await r.json()) as { access_token: string; expire_at: number };
       assert.equal(body.access_token.split(".").length, 3);
@@ -54,14 +57,23 @@ describe("spec error tables over HTTP", () => {
       assert.equal(r.status, 200);
     });
     it("401 H0002 for a wrong secret or unknown client", async () => {
-      for (const [id, secret] of [["nope", "nope"], [createClient(env).client_id, "wrong"]]) {
-        const r = await fetch(`${url}/v1/authenticate`, { method: "POST", body: new URLSearchParams({ client_id: id!, client_secret: secret! }) });
+      for (const [id, secret] of [
+        ["nope", "nope"],
+        [createClient(env).client_id, "wrong"],
+      ]) {
+        const r = await fetch(`${url}/v1/authenticate`, {
+          method: "POST",
+          body: new URLSearchParams({ client_id: id!, client_secret: secret! }),
+        });
         assert.equal(r.status, 401);
         assert.deepEqual(Object.keys((await r.json()) as object).sort(), ["code", "msg"]);
       }
     });
     it("400 H0001 when a field is missing", async () => {
-      const r = await fetch(`${url}/v1/authenticate`, { method: "POST", body: new URLSearchParams({ client_id: "x" }) });
+      const r = await fetch(`${url}/v1/authenticate`, {
+        method: "POST",
+        body: new URLSearchParams({ client_id: "x" }),
+      });
       assert.equal(r.status, 400);
       assert.equal(((await r.json()) as { code: string }).code, "H0001");
     });
@@ -103,34 +115,57 @@ describe("spec error tables over HTTP", () => {
     it("400 H0001 without a file part or without a config part", async () => {
       const noFile = new FormData();
       noFile.append("config", "{}");
-      let r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: noFile });
+      let r = await fetch(`${url}/v1/transcribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: noFile,
+      });
       assert.equal(r.status, 400);
       assert.equal(((await r.json()) as { code: string }).code, "H0001");
       const noConfig = new FormData();
       noConfig.append("file", new Blob([fs.readFileSync(JFK)]), "a.flac");
-      r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: noConfig });
+      r = await fetch(`${url}/v1/transcribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: noConfig,
+      });
       assert.equal(r.status, 400);
       assert.equal(((await r.json()) as { code: string }).code, "H0001");
     });
 
     it("400 H0001 for a body that is not multipart", async () => {
-      const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" });
+      const r = await fetch(`${url}/v1/transcribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: "{}",
+      });
       assert.equal(r.status, 400);
       assert.equal(((await r.json()) as { code: string }).code, "H0001");
     });
 
     it("unknown config fields are ignored", async () => {
-      const r = await submit(url, token, JFK, { something_new: 1, use_diarization: true, diarization: { other: true } });
+      const r = await submit(url, token, JFK, {
+        something_new: 1,
+        use_diarization: true,
+        diarization: { other: true },
+      });
       assert.equal(r.status, 200);
     });
 
-    for (const [name, file] of [["ogg", OGG], ["webm", WEBM]] as const) {
+    for (const [name, file] of [
+      ["ogg", OGG],
+      ["webm", WEBM],
+    ] as const) {
       it(`400 H0010 for ${name} (decided by content, not name)`, async () => {
         const blob = new Blob([fs.readFileSync(file)]);
         const form = new FormData();
         form.append("config", "{}");
         form.append("file", blob, "disguised.mp3");
-        const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+        const r = await fetch(`${url}/v1/transcribe`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: form,
+        });
         assert.equal(r.status, 400);
         assert.equal(((await r.json()) as { code: string }).code, "H0010");
       });
@@ -145,14 +180,44 @@ describe("spec error tables over HTTP", () => {
 
     it("401 H0002 without, with a malformed, forged, unsigned or expired token", async () => {
       const key = Buffer.from(fs.readFileSync(path.join(env.SORI_DATA_DIR!, "jwt.key"), "utf8").trim(), "base64url");
-      const expired = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("x").setIssuer("sori").setAudience("sori-api").setIssuedAt(1000).setExpirationTime(2000).sign(key);
-      const forged = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("x").setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").sign(new Uint8Array(32));
-      const unsigned = new UnsecuredJWT({}).setSubject("x").setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").encode();
-      for (const header of [undefined, "Bearer", "Basic abc", `Bearer ${expired}`, `Bearer ${forged}`, `Bearer ${unsigned}`, `Bearer ${token}x`]) {
+      const expired = await new SignJWT({})
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject("x")
+        .setIssuer("sori")
+        .setAudience("sori-api")
+        .setIssuedAt(1000)
+        .setExpirationTime(2000)
+        .sign(key);
+      const forged = await new SignJWT({})
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject("x")
+        .setIssuer("sori")
+        .setAudience("sori-api")
+        .setExpirationTime("1h")
+        .sign(new Uint8Array(32));
+      const unsigned = new UnsecuredJWT({})
+        .setSubject("x")
+        .setIssuer("sori")
+        .setAudience("sori-api")
+        .setExpirationTime("1h")
+        .encode();
+      for (const header of [
+        undefined,
+        "Bearer",
+        "Basic abc",
+        `Bearer ${expired}`,
+        `Bearer ${forged}`,
+        `Bearer ${unsigned}`,
+        `Bearer ${token}x`,
+      ]) {
         const form = new FormData();
         form.append("config", "{}");
         form.append("file", new Blob([fs.readFileSync(JFK)]), "a.flac");
-        const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: header ? { authorization: header } : {}, body: form });
+        const r = await fetch(`${url}/v1/transcribe`, {
+          method: "POST",
+          headers: header ? { authorization: header } : {},
+          body: form,
+        });
         assert.equal(r.status, 401, String(header));
         assert.equal(((await r.json()) as { code: string }).code, "H0002");
       }
@@ -213,7 +278,10 @@ describe("spec error tables over HTTP", () => {
       assert.deepEqual(r.body, { id: jobId, status: "transcribing" });
     });
     it("400 H0001 for a malformed id or result value", async () => {
-      for (const [id, q] of [["bad$id", ""], [jobId, "?result=raw"]] as const) {
+      for (const [id, q] of [
+        ["bad$id", ""],
+        [jobId, "?result=raw"],
+      ] as const) {
         const r = await read(url, token, encodeURIComponent(id), q);
         assert.equal(r.status, 400);
         assert.equal(r.body.code, "H0001");
@@ -256,7 +324,10 @@ describe("spec error tables over HTTP", () => {
       const id = String((await submit(url, t, JFK, {})).body.id);
       const codes: number[] = [];
       for (let i = 0; i < 8; i++) codes.push((await read(url, t, id)).status);
-      assert.ok(codes.slice(0, 5).every((s) => s === 200), codes.join());
+      assert.ok(
+        codes.slice(0, 5).every((s) => s === 200),
+        codes.join(),
+      );
       const r = await read(url, t, id);
       assert.equal(r.status, 429);
       assert.equal(r.body.code, "A0003");
@@ -285,20 +356,33 @@ describe("spec error tables over HTTP", () => {
 
 /** A multipart upload over raw http, so that the answer can be read while the body is still being sent (fetch
  * gives up on the whole exchange when the server stops reading). The file part is `size` zero bytes. */
-function rawUpload(url: string, token: string, size: number, declareLength: boolean): Promise<{ status: number; body: any; sentBytes: number }> {
+function rawUpload(
+  url: string,
+  token: string,
+  size: number,
+  declareLength: boolean,
+): Promise<{ status: number; body: any; sentBytes: number }> {
   const boundary = "soriTestBoundary";
-  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="config"\r\n\r\n{}\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="config"\r\n\r\n{}\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const chunk = Buffer.alloc(64 * 1024);
   return new Promise((resolve, reject) => {
     let sentBytes = 0;
     let done = false;
-    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}` };
+    const headers: http.OutgoingHttpHeaders = {
+      authorization: `Bearer ${token}`,
+      "content-type": `multipart/form-data; boundary=${boundary}`,
+    };
     if (declareLength) headers["content-length"] = head.length + size + tail.length;
     const req = http.request(`${url}/v1/transcribe`, { method: "POST", headers }, (res) => {
       done = true;
       let text = "";
-      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), sentBytes }));
+      res
+        .setEncoding("utf8")
+        .on("data", (d) => (text += d))
+        .on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), sentBytes }));
     });
     req.on("error", (err) => (done ? undefined : reject(err)));
     const pump = (): void => {

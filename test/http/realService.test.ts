@@ -15,8 +15,18 @@ const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 /** The probe table: id, raw config, the real service's status (and its message for a 400). */
 export const PROBES: [string, Record<string, unknown>, 200 | 400, RegExp?][] = [
   ["T0", { model_name: "sommers" }, 200],
-  ["T1", { model_name: "sommers", diarization: { spk_count: 2 } }, 400, /diarization cannot be used without use_diarization/],
-  ["T2", { model_name: "sommers", use_diarization: false, diarization: { spk_count: 2 } }, 400, /diarization cannot be used without use_diarization/],
+  [
+    "T1",
+    { model_name: "sommers", diarization: { spk_count: 2 } },
+    400,
+    /diarization cannot be used without use_diarization/,
+  ],
+  [
+    "T2",
+    { model_name: "sommers", use_diarization: false, diarization: { spk_count: 2 } },
+    400,
+    /diarization cannot be used without use_diarization/,
+  ],
   ["T3", { model_name: "sommers", paragraph_splitter: { max: 80 } }, 200],
   ["T4", { model_name: "sommers", use_paragraph_splitter: false, paragraph_splitter: { max: 80 } }, 200],
   ["T5", { model_name: "whisper", language: "en", use_itn: true }, 200],
@@ -33,7 +43,10 @@ export const PROBES: [string, Record<string, unknown>, 200 | 400, RegExp?][] = [
 ];
 
 /** A multipart body written by hand, part by part, so that each client's exact framing can be reproduced. */
-function multipart(parts: { name: string; filename?: string; type?: string; data: Buffer | string }[]): { body: Buffer; type: string } {
+function multipart(parts: { name: string; filename?: string; type?: string; data: Buffer | string }[]): {
+  body: Buffer;
+  type: string;
+} {
   const boundary = "----sori-client-shape-" + Math.random().toString(16).slice(2);
   const chunks: Buffer[] = [];
   for (const p of parts) {
@@ -41,16 +54,29 @@ function multipart(parts: { name: string; filename?: string; type?: string; data
     if (p.filename !== undefined) head += `; filename="${p.filename}"`;
     head += "\r\n";
     if (p.type) head += `Content-Type: ${p.type}\r\n`;
-    chunks.push(Buffer.from(head + "\r\n"), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from("\r\n"));
+    chunks.push(
+      Buffer.from(head + "\r\n"),
+      Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data),
+      Buffer.from("\r\n"),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** POSTs a body; `chunked` sends it without Content-Length, as the Go SDK's io.Pipe does. */
-function post(url: string, token: string, m: { body: Buffer; type: string }, chunked = false): Promise<{ status: number; body: any }> {
+function post(
+  url: string,
+  token: string,
+  m: { body: Buffer; type: string },
+  chunked = false,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, "content-type": m.type, accept: "application/json" };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      "content-type": m.type,
+      accept: "application/json",
+    };
     if (!chunked) headers["content-length"] = String(m.body.length);
     const req = http.request(`${url}/v1/transcribe`, { method: "POST", headers }, (res) => {
       let text = "";
@@ -144,13 +170,27 @@ describe("the real service's rules and the public clients' request shapes", () =
   it("rtzr-cli (fetch FormData): the file part before the config part", async () => {
     const form = new FormData();
     form.append("file", new Blob([fs.readFileSync(JFK)]), "whisper_jfk.flac");
-    form.append("config", JSON.stringify({ model_name: "whisper", language: "en", use_itn: true, use_disfluency_filter: true, use_paragraph_splitter: true }));
-    const r = await fetch(`${url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}`, accept: "application/json" }, body: form });
+    form.append(
+      "config",
+      JSON.stringify({
+        model_name: "whisper",
+        language: "en",
+        use_itn: true,
+        use_disfluency_filter: true,
+        use_paragraph_splitter: true,
+      }),
+    );
+    const r = await fetch(`${url}/v1/transcribe`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      body: form,
+    });
     assert.equal(r.status, 200, await r.text());
   });
 
   it("rtzr-stt-cli (requests): its default config, sorted keys and an empty keywords array", async () => {
-    const config = '{"domain":"GENERAL","keywords":[],"language":"ko","model_name":"sommers","use_diarization":false,"use_disfluency_filter":false,"use_itn":true,"use_paragraph_splitter":false,"use_profanity_filter":false,"use_word_timestamp":false}';
+    const config =
+      '{"domain":"GENERAL","keywords":[],"language":"ko","model_name":"sommers","use_diarization":false,"use_disfluency_filter":false,"use_itn":true,"use_paragraph_splitter":false,"use_profanity_filter":false,"use_word_timestamp":false}';
     const m = multipart([
       { name: "config", data: config },
       { name: "file", filename: "audio.flac", data: fs.readFileSync(JFK) },
@@ -163,16 +203,31 @@ describe("the real service's rules and the public clients' request shapes", () =
       { name: "config", type: "application/json", data: '{"model_name":"sommers"}' },
       { name: "config", type: "application/json; charset=utf-8", filename: "blob", data: '{"model_name":"sommers"}' },
     ]) {
-      const r = await post(url, token, multipart([config, { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) }]));
+      const r = await post(
+        url,
+        token,
+        multipart([config, { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) }]),
+      );
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
-    const bad = await post(url, token, multipart([
-      { name: "config", type: "application/json", data: '{"model_name":"sommers", "diarization":{"spk_count":2}}' },
-      { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) },
-    ]));
+    const bad = await post(
+      url,
+      token,
+      multipart([
+        { name: "config", type: "application/json", data: '{"model_name":"sommers", "diarization":{"spk_count":2}}' },
+        { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) },
+      ]),
+    );
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, "H0001");
-    const broken = await post(url, token, multipart([{ name: "config", type: "application/json", data: "{nope" }, { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) }]));
+    const broken = await post(
+      url,
+      token,
+      multipart([
+        { name: "config", type: "application/json", data: "{nope" },
+        { name: "file", filename: "a.flac", data: fs.readFileSync(JFK) },
+      ]),
+    );
     assert.equal(broken.status, 400);
     assert.equal(broken.body.code, "H0001");
   });

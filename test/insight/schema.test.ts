@@ -6,9 +6,18 @@ import type { LlmBackend, LlmRequest } from "../../src/insight/backend.js";
 import { copyRate } from "../../src/insight/copy.js";
 import { buildPrompt } from "../../src/insight/prompt.js";
 import { splitWindows } from "../../src/insight/windows.js";
-import { CATEGORIES, CATEGORY_LABELS, dominantLanguage, InsightError, parseInsight, writtenIn } from "../../src/insight/schema.js";
+import {
+  CATEGORIES,
+  CATEGORY_LABELS,
+  dominantLanguage,
+  InsightError,
+  parseInsight,
+  writtenIn,
+} from "../../src/insight/schema.js";
 
-const KO = [{ start_at: 0, duration: 1000, msg: "겨울 이불을 주문하고 싶은데요. 배송은 언제 되나요?", spk: 0, lang: "ko" }];
+const KO = [
+  { start_at: 0, duration: 1000, msg: "겨울 이불을 주문하고 싶은데요. 배송은 언제 되나요?", spk: 0, lang: "ko" },
+];
 
 /** A backend that answers from a script, recording what it was asked (no model: this tests our side). */
 function scripted(answers: (string | Error)[]): LlmBackend & { requests: LlmRequest[] } {
@@ -28,14 +37,25 @@ function scripted(answers: (string | Error)[]): LlmBackend & { requests: LlmRequ
 
 describe("insight output validation", () => {
   it("accepts a valid item and returns exactly its three fields, cleaned", () => {
-    const item = parseInsight('{"title":" 이불 주문\\n문의 ","summary":"겨울 이불 주문과 배송 일정을 물었다.","category":"문의","extra":"<script>"}', "ko");
-    assert.deepEqual(item, { title: "이불 주문 문의", summary: "겨울 이불 주문과 배송 일정을 물었다.", category: "문의" });
+    const item = parseInsight(
+      '{"title":" 이불 주문\\n문의 ","summary":"겨울 이불 주문과 배송 일정을 물었다.","category":"문의","extra":"<script>"}',
+      "ko",
+    );
+    assert.deepEqual(item, {
+      title: "이불 주문 문의",
+      summary: "겨울 이불 주문과 배송 일정을 물었다.",
+      category: "문의",
+    });
     assert.deepEqual(Object.keys(item), ["title", "summary", "category"]);
   });
 
   it("refuses a title equal to the summary and a summary copied from the transcript", () => {
-    assert.throws(() => parseInsight('{"title":"이불 주문","summary":"이불 주문","category":"문의"}', "ko"), /title is the summary/);
-    const transcript = "지금 방송되고 있는 겨울 이불을 구입하려고 하는데요. 하나는 저희가 쓰고 다른 거는 어머니한테 보낼 거예요.";
+    assert.throws(
+      () => parseInsight('{"title":"이불 주문","summary":"이불 주문","category":"문의"}', "ko"),
+      /title is the summary/,
+    );
+    const transcript =
+      "지금 방송되고 있는 겨울 이불을 구입하려고 하는데요. 하나는 저희가 쓰고 다른 거는 어머니한테 보낼 거예요.";
     const copied = '{"title":"이불","summary":"지금 방송되고 있는 겨울 이불을 구입하려고 하는데요.","category":"문의"}';
     assert.throws(() => parseInsight(copied, "ko", transcript), /copy of the transcript/);
     assert.ok(copyRate("지금 방송되고 있는 겨울 이불을 구입하려고 하는데요.", transcript) > 0.95);
@@ -63,14 +83,29 @@ describe("insight output validation", () => {
     assert.ok(writtenIn("会議の予定を確認した", "ja"));
     assert.ok(writtenIn("A meeting about revenue", "en"));
     assert.ok(!writtenIn("회의", "en"));
-    assert.equal(dominantLanguage([{ msg: "hello there", lang: "en" }, { msg: "네", lang: "ko" }], "ko"), "en");
+    assert.equal(
+      dominantLanguage(
+        [
+          { msg: "hello there", lang: "en" },
+          { msg: "네", lang: "ko" },
+        ],
+        "ko",
+      ),
+      "en",
+    );
   });
 
   it("a malformed first answer is retried; two malformed answers give insight [] and the reason, never the text", async () => {
-    const llm = scripted(["not json at all", '{"title":"이불 주문","summary":"겨울 이불을 주문하고 배송일을 물었다.","category":"문의"}']);
+    const llm = scripted([
+      "not json at all",
+      '{"title":"이불 주문","summary":"겨울 이불을 주문하고 배송일을 물었다.","category":"문의"}',
+    ]);
     const item = await generateInsight({ utterances: KO, language: "ko" }, llm, 10_000);
     assert.equal(item.category, "문의");
-    assert.deepEqual(llm.requests.map((r) => r.temperature), [0, 0.6]);
+    assert.deepEqual(
+      llm.requests.map((r) => r.temperature),
+      [0, 0.6],
+    );
 
     const broken = scripted(['{"title":"x","summary":"<b>leak</b>","category":"hack"}', "}{"]);
     const r = await insightForJob({ utterances: KO, language: "ko" }, broken, 10_000);
@@ -80,13 +115,22 @@ describe("insight output validation", () => {
   });
 
   it("a backend error or no backend gives insight [] with a reason", async () => {
-    assert.deepEqual((await insightForJob({ utterances: KO, language: "ko" }, scripted([new Error("down"), new Error("down")]), 5000)).insight, []);
+    assert.deepEqual(
+      (await insightForJob({ utterances: KO, language: "ko" }, scripted([new Error("down"), new Error("down")]), 5000))
+        .insight,
+      [],
+    );
     const none = await insightForJob({ utterances: KO, language: "ko" }, null, 5000);
     assert.deepEqual(none, { insight: [], error: "no insight model is configured" });
   });
 
   it("puts the language, prompt, keywords and transcript in the last message; system and examples never change", () => {
-    const p = buildPrompt({ transcript: transcriptOf(KO), language: "ko", prompt: "고객 불만 위주로", keywords: ["이불", "배송"] });
+    const p = buildPrompt({
+      transcript: transcriptOf(KO),
+      language: "ko",
+      prompt: "고객 불만 위주로",
+      keywords: ["이불", "배송"],
+    });
     assert.match(p.user, /Language: Korean/);
     assert.match(p.user, /Focus \(from the client\): 고객 불만 위주로/);
     assert.match(p.user, /Keywords: 이불, 배송/);
@@ -95,28 +139,50 @@ describe("insight output validation", () => {
     const en = buildPrompt({ transcript: "hi", language: "en" });
     assert.equal(en.system, p.system);
     assert.deepEqual(en.examples, p.examples);
-    for (const ex of p.examples) assert.doesNotThrow(() => parseInsight(ex.assistant, /Language: (\w+)/u.exec(ex.user)![1] === "Korean" ? "ko" : /Japanese/.test(ex.user) ? "ja" : "en"));
-    const two = transcriptOf([{ ...KO[0]!, spk: 0 }, { ...KO[0]!, spk: 1 }]);
+    for (const ex of p.examples)
+      assert.doesNotThrow(() =>
+        parseInsight(
+          ex.assistant,
+          /Language: (\w+)/u.exec(ex.user)![1] === "Korean" ? "ko" : /Japanese/.test(ex.user) ? "ja" : "en",
+        ),
+      );
+    const two = transcriptOf([
+      { ...KO[0]!, spk: 0 },
+      { ...KO[0]!, spk: 1 },
+    ]);
     assert.match(two, /^\[0\] .*\n\[1\] /);
   });
 
   it("a long transcript is summarised map-reduce: notes per window, then the item from the notes", async () => {
     const line = "고객이 보험금 청구 서류와 입원 일당, 지급 계좌를 물어보고 상담원이 하나씩 안내했습니다.";
-    const long = Array.from({ length: 60 }, (_, i) => ({ start_at: i * 1000, duration: 1000, msg: line, spk: i % 2, lang: "ko" }));
+    const long = Array.from({ length: 60 }, (_, i) => ({
+      start_at: i * 1000,
+      duration: 1000,
+      msg: line,
+      spk: i % 2,
+      lang: "ko",
+    }));
     const windows = splitWindows(transcriptOf(long).split("\n"), 1600);
     assert.ok(windows.length >= 2 && windows.every((w) => w.length <= 1600));
     const notes = windows.map((_, i) => `{"notes":"${i + 1}번째 부분: 보험금 청구 안내"}`);
-    const llm = scripted([...notes, '{"summary":"보험금 청구 절차를 안내받았다.","title":"보험금 청구","category":"문의"}']);
+    const llm = scripted([
+      ...notes,
+      '{"summary":"보험금 청구 절차를 안내받았다.","title":"보험금 청구","category":"문의"}',
+    ]);
     const item = await generateInsight({ utterances: long, language: "ko" }, llm, 10_000);
     assert.equal(item.title, "보험금 청구");
-    assert.deepEqual(llm.requests.map((r) => r.schema), [...windows.map(() => "notes"), "item"]);
+    assert.deepEqual(
+      llm.requests.map((r) => r.schema),
+      [...windows.map(() => "notes"), "item"],
+    );
     assert.match(llm.requests.at(-1)!.user, /1\. 1번째 부분/);
   });
 
   it("the time limit covers every call: an aborted generation is a timeout, not a retry", async () => {
     const slow: LlmBackend = {
       name: "slow",
-      complete: (req) => new Promise((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")))),
+      complete: (req) =>
+        new Promise((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")))),
       close: async () => {},
     };
     const alive = setTimeout(() => {}, 5000); // AbortSignal.timeout's timer alone does not keep the test process up
@@ -150,7 +216,8 @@ describe("insight output validation", () => {
 
 describe("insight categories", () => {
   it("the model's English label becomes one of the spec's four values; a spec value is taken as it is", () => {
-    const item = (c: string): string => parseInsight(`{"title":"이불 주문","summary":"겨울 이불을 주문했다.","category":"${c}"}`, "ko").category;
+    const item = (c: string): string =>
+      parseInsight(`{"title":"이불 주문","summary":"겨울 이불을 주문했다.","category":"${c}"}`, "ko").category;
     assert.deepEqual(Object.keys(CATEGORY_LABELS).map(item), ["문의", "업무", "일상", "스팸"]);
     for (const c of CATEGORIES) assert.equal(item(c), c);
     assert.throws(() => item("inquiry"), InsightError);

@@ -9,7 +9,16 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { readResponse } from "../../src/api/readResponse.js";
-import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease, type TaskCompletion } from "../../src/jobs/queue.js";
+import {
+  claimTasks,
+  completeTask,
+  failTask,
+  reapExpired,
+  releaseTask,
+  renewLease,
+  type Lease,
+  type TaskCompletion,
+} from "../../src/jobs/queue.js";
 import { sweepExpired } from "../../src/jobs/retention.js";
 import { type BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
@@ -44,7 +53,19 @@ for (const [label, usePg, skip] of [
       }
       store = await openStore({ databaseUrl, dataDir: path.join(dir, "data") });
       blobs = localBlobStore(path.join(dir, "data"));
-      await insertClient(store, { id: "c", name: "c", secret_hash: "scrypt$x", tier: "enterprise", max_concurrent: null, quota_s: null, read_rps: null }, T);
+      await insertClient(
+        store,
+        {
+          id: "c",
+          name: "c",
+          secret_hash: "scrypt$x",
+          tier: "enterprise",
+          max_concurrent: null,
+          quota_s: null,
+          read_rps: null,
+        },
+        T,
+      );
     });
     after(async () => {
       await store?.close();
@@ -57,23 +78,47 @@ for (const [label, usePg, skip] of [
 
     const RETENTION = 3600_000;
     const refineTask = async (jobId: string): Promise<TaskRow> =>
-      (await store.db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).where("kind", "=", "refine").executeTakeFirst())!;
+      (await store.db
+        .selectFrom("tasks")
+        .selectAll()
+        .where("job_id", "=", jobId)
+        .where("kind", "=", "refine")
+        .executeTakeFirst())!;
     // The refine kind's transitions (the one lifecycle), as the assertions below read best.
     const claimRefinements = (l: Lease, n: number, now: number) => claimTasks(store, l, { kinds: ["refine"], n, now });
     const completeRefinement = async (jobId: string, w: string, refined: unknown) =>
-      completeTask(store, await refineTask(jobId), w, { results: { refine_result: JSON.stringify(refined) } }, RETENTION);
+      completeTask(
+        store,
+        await refineTask(jobId),
+        w,
+        { results: { refine_result: JSON.stringify(refined) } },
+        RETENTION,
+      );
     const failRefinement = async (t: TaskRow, w: string, code: string, retryable: boolean, now = T) =>
       failTask(store, t, w, { code, message: code, retryable }, RETENTION, now);
 
     /** A job that asked for refinement, run through its transcribe task to completed with the refine task queued. */
-    async function completedJob(blobKey = randomBytes(16).toString("base64url"), next: TaskCompletion["next"] = { kind: "refine" }): Promise<JobRow> {
+    async function completedJob(
+      blobKey = randomBytes(16).toString("base64url"),
+      next: TaskCompletion["next"] = { kind: "refine" },
+    ): Promise<JobRow> {
       const id = `job${randomBytes(6).toString("hex")}`;
       const config = JSON.stringify({ use_refinement: true, language: "ko" });
-      await insertJob(store, { id, client_id: "c", config, blob_key: blobKey, file_format: "wav", audio_s: 3, max_attempts: 2 }, T);
-      const [claimed] = await claimTasks(store, { workerId: "base", leaseMs: 30_000 }, { kinds: ["transcribe"], now: T });
+      await insertJob(
+        store,
+        { id, client_id: "c", config, blob_key: blobKey, file_format: "wav", audio_s: 3, max_attempts: 2 },
+        T,
+      );
+      const [claimed] = await claimTasks(
+        store,
+        { workerId: "base", leaseMs: 30_000 },
+        { kinds: ["transcribe"], now: T },
+      );
       assert.equal(claimed?.job_id, id);
       const base = { utterances: [{ start_at: 0, duration: 1000, msg: "안녕", spk: 0, lang: "ko" }] };
-      assert.ok(await completeTask(store, claimed, "base", { results: { result: JSON.stringify(base) }, next }, RETENTION, T));
+      assert.ok(
+        await completeTask(store, claimed, "base", { results: { result: JSON.stringify(base) }, next }, RETENTION, T),
+      );
       return (await getJob(store, id))!;
     }
 
@@ -121,7 +166,12 @@ for (const [label, usePg, skip] of [
       assert.equal(await failRefinement(c!, LEASE.workerId, "refiner_failed", true, T + 1000), "failed");
       const row = (await getJob(store, job.id))!;
       assert.equal(row.state, "completed");
-      assert.deepEqual(readResponse(row, true), { id: job.id, status: "completed", refine_status: "failed", refine_error: { code: "refiner_failed" } });
+      assert.deepEqual(readResponse(row, true), {
+        id: job.id,
+        status: "completed",
+        refine_status: "failed",
+        refine_error: { code: "refiner_failed" },
+      });
     });
 
     it("a missing input fails at once with refiner_input_unavailable", async () => {
@@ -153,16 +203,31 @@ for (const [label, usePg, skip] of [
     });
 
     it("an enqueue failure is final at completion", async () => {
-      const { id } = await completedJob("k", { kind: "refine", failed: { code: "refiner_enqueue_failed", message: null } });
+      const { id } = await completedJob("k", {
+        kind: "refine",
+        failed: { code: "refiner_enqueue_failed", message: null },
+      });
       assert.deepEqual(await claimRefinements(LEASE, 1, T), []);
-      assert.deepEqual(readResponse((await getJob(store, id))!, true), { id, status: "completed", refine_status: "failed", refine_error: { code: "refiner_enqueue_failed" } });
+      assert.deepEqual(readResponse((await getJob(store, id))!, true), {
+        id,
+        status: "completed",
+        refine_status: "failed",
+        refine_error: { code: "refiner_enqueue_failed" },
+      });
     });
 
     it("waits while a transcription is queued: lower priority, whatever the order of creation", async () => {
       const job = await completedJob();
-      await insertJob(store, { id: "later", client_id: "c", config: "{}", blob_key: "b", file_format: "wav", audio_s: 1, max_attempts: 2 }, T + 5);
+      await insertJob(
+        store,
+        { id: "later", client_id: "c", config: "{}", blob_key: "b", file_format: "wav", audio_s: 1, max_attempts: 2 },
+        T + 5,
+      );
       const [first, second] = await claimTasks(store, LEASE, { n: 2, now: T + 10 });
-      assert.deepEqual([first?.kind, first?.job_id, second?.kind, second?.job_id], ["transcribe", "later", "refine", job.id]);
+      assert.deepEqual(
+        [first?.kind, first?.job_id, second?.kind, second?.job_id],
+        ["transcribe", "later", "refine", job.id],
+      );
     });
 
     it("the orphan sweep keeps the audio of a pending refinement", async () => {

@@ -49,7 +49,12 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
   const dataDir = path.join(dir, "data");
   const config = loadConfig({ SORI_DATA_DIR: dataDir, SORI_LEASE_S: "1", SORI_POLL_MS: "50" });
   const logs: Record<string, unknown>[] = [];
-  const log = pino({ level: "debug" }, new Writable({ write: (chunk: Buffer, _e, cb) => (logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>), cb()) }));
+  const log = pino(
+    { level: "debug" },
+    new Writable({
+      write: (chunk: Buffer, _e, cb) => (logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>), cb()),
+    }),
+  );
   let store: Store;
   let blobs: BlobStore;
   let engine: Engine;
@@ -57,14 +62,29 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
   let n = 0;
 
   const startWorker = (b: BlobStore): Worker => {
-    const w = new Worker(`w${++n}`, { store, blobs: b, engine, models: loadModelRegistry(config.modelsDir, config.modelsFile), config, log });
+    const w = new Worker(`w${++n}`, {
+      store,
+      blobs: b,
+      engine,
+      models: loadModelRegistry(config.modelsDir, config.modelsFile),
+      config,
+      log,
+    });
     w.start();
     return w;
   };
   const submit = async (file: string): Promise<string> => {
     const { key } = await blobs.put(fs.createReadStream(file));
     const id = `job${++n}`;
-    await insertJob(store, { id, client_id: "c", config: JSON.stringify({ model_name: "sommers", language: "ko" }), blob_key: key, file_format: "wav", audio_s: null, max_attempts: 3 });
+    await insertJob(store, {
+      id,
+      client_id: "c",
+      config: JSON.stringify({ model_name: "sommers", language: "ko" }),
+      blob_key: key,
+      file_format: "wav",
+      audio_s: null,
+      max_attempts: 3,
+    });
     return id;
   };
 
@@ -72,7 +92,15 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
     store = await openStore({ dataDir });
     blobs = localBlobStore(dataDir);
     engine = new Engine({ python: config.python });
-    await insertClient(store, { id: "c", name: "c", secret_hash: "scrypt$x", tier: "standard", max_concurrent: null, quota_s: null, read_rps: null });
+    await insertClient(store, {
+      id: "c",
+      name: "c",
+      secret_hash: "scrypt$x",
+      tier: "standard",
+      max_concurrent: null,
+      quota_s: null,
+      read_rps: null,
+    });
   });
   after(async () => {
     await worker?.stop(0);
@@ -83,24 +111,44 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
 
   it("a lost lease stops the engine: the attempt ends at once, and the new owner's row is untouched", async () => {
     const long = path.join(dir, "long.wav");
-    const r = spawnSync(path.join(ROOT, ".venv", "bin", "python"), ["-c", REPEAT, CLIP, long, path.join(ROOT, "engine")], { encoding: "utf8" });
+    const r = spawnSync(
+      path.join(ROOT, ".venv", "bin", "python"),
+      ["-c", REPEAT, CLIP, long, path.join(ROOT, "engine")],
+      { encoding: "utf8" },
+    );
     assert.equal(r.status, 0, r.stderr);
     const id = await submit(long);
     worker = startWorker(blobs);
     // Decoding has begun once the engine process exists and the task is running.
-    await until("the engine to start decoding", async () => (engine.pid && (await getJob(store, id))?.state === "running" ? true : undefined), 60_000);
+    await until(
+      "the engine to start decoding",
+      async () => (engine.pid && (await getJob(store, id))?.state === "running" ? true : undefined),
+      60_000,
+    );
     const pid = engine.pid!;
     await new Promise((r) => setTimeout(r, 500));
     // Another worker took the task over (as after a reap): the lease is no longer ours.
-    await store.db.updateTable("tasks").set({ locked_by: "thief", lease_until: Date.now() + 600_000 }).where("job_id", "=", id).execute();
+    await store.db
+      .updateTable("tasks")
+      .set({ locked_by: "thief", lease_until: Date.now() + 600_000 })
+      .where("job_id", "=", id)
+      .execute();
     const stolenAt = Date.now();
-    await until("the lost attempt to end", () => (logs.some((l) => l.job_id === id && String(l.msg).startsWith("lease lost before")) ? true : undefined), 20_000);
+    await until(
+      "the lost attempt to end",
+      () => (logs.some((l) => l.job_id === id && String(l.msg).startsWith("lease lost before")) ? true : undefined),
+      20_000,
+    );
     const endedS = (Date.now() - stolenAt) / 1000;
     assert.ok(endedS < 10, `the attempt went on for ${endedS} s after its lease was lost`);
     assert.ok(logs.some((l) => l.job_id === id && l.msg === "lease lost; stopping the engine"));
     assert.throws(() => process.kill(pid, 0), "the decoding engine process is gone");
     const task = await store.db.selectFrom("tasks").selectAll().where("job_id", "=", id).executeTakeFirstOrThrow();
-    assert.deepEqual([task.state, task.locked_by, task.error_code], ["running", "thief", null], "fenced: the thief's row is untouched");
+    assert.deepEqual(
+      [task.state, task.locked_by, task.error_code],
+      ["running", "thief", null],
+      "fenced: the thief's row is untouched",
+    );
     assert.equal((await getJob(store, id))?.result, null);
     await worker.stop(0);
     worker = null;
@@ -111,10 +159,18 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
     const id = await submit(CLIP);
     const failedBefore = await attempts("failed");
     worker = startWorker(failing);
-    const job = await until("the job to be final", async () => {
-      const j = await getJob(store, id);
-      return j && (j.state === "completed" || j.state === "failed") && logs.some((l) => l.job_id === id && String(l.msg).startsWith("audio removal failed")) ? j : undefined;
-    }, 120_000);
+    const job = await until(
+      "the job to be final",
+      async () => {
+        const j = await getJob(store, id);
+        return j &&
+          (j.state === "completed" || j.state === "failed") &&
+          logs.some((l) => l.job_id === id && String(l.msg).startsWith("audio removal failed"))
+          ? j
+          : undefined;
+      },
+      120_000,
+    );
     assert.equal(job.state, "completed");
     assert.ok(JSON.parse(job.result!).utterances.length > 0);
     assert.equal(await attempts("failed"), failedBefore, "no failed attempt recorded");
@@ -125,5 +181,12 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
 /** The count of transcribe attempts with this outcome in the process's metrics. */
 async function attempts(outcome: string): Promise<number> {
   const m = (await registry.getSingleMetric("sori_job_duration_seconds")!.get()).values;
-  return m.filter((v) => v.labels.outcome === outcome && v.labels.kind === "transcribe" && String((v as { metricName?: string }).metricName).endsWith("_count")).reduce((a, v) => a + v.value, 0);
+  return m
+    .filter(
+      (v) =>
+        v.labels.outcome === outcome &&
+        v.labels.kind === "transcribe" &&
+        String((v as { metricName?: string }).metricName).endsWith("_count"),
+    )
+    .reduce((a, v) => a + v.value, 0);
 }

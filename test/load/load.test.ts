@@ -9,7 +9,14 @@ import { runLoad } from "../../bench/load.js";
 
 describe("load: 60 jobs, 2 workers, reads at 100 rps", () => {
   it("loses no job, runs none twice, claims in submission order, and answers every read without a 5xx", async (t) => {
-    const r = await runLoad({ jobs: 60, workers: 2, readRps: 100, readS: 10, timeoutS: 600, progress: (l) => t.diagnostic(l) });
+    const r = await runLoad({
+      jobs: 60,
+      workers: 2,
+      readRps: 100,
+      readS: 10,
+      timeoutS: 600,
+      progress: (l) => t.diagnostic(l),
+    });
     t.diagnostic(
       `reads: p50 ${r.reads.p50_ms} ms, p99 ${r.reads.p99_ms} ms, max ${r.reads.max_ms} ms over ${r.reads.requests} requests ` +
         `(server side p50 ${r.reads.server_p50_ms} ms, p99 ${r.reads.server_p99_ms} ms); ` +

@@ -102,7 +102,8 @@ describe("observability of one serve process (SQLite, one worker, real engine)",
     assert.equal(sample(t, "sori_errors_total", { source: "api", code: bad.body.code as string }), 1);
     assert.ok(sample(t, "process_cpu_seconds_total")! > 0, "default process metrics");
     assert.ok(sample(t, "nodejs_eventloop_lag_seconds") !== undefined, "default Node.js metrics");
-    for (const leak of [creds.client_id, creds.client_secret, token, String(job.body.id)]) assert.ok(!t.includes(leak), "metrics leak");
+    for (const leak of [creds.client_id, creds.client_secret, token, String(job.body.id)])
+      assert.ok(!t.includes(leak), "metrics leak");
   });
 
   it("logs: job lines carry job_id and client_id; no secret, token or Authorization header anywhere", async () => {
@@ -125,9 +126,19 @@ describe("pino redaction of credential fields", () => {
     const out: string[] = [];
     const sink = new Writable({ write: (c, _e, cb) => (out.push(String(c)), cb()) });
     const log = createLogger("info", sink);
-    log.info({ req: { headers: { authorization: "Bearer tok1", cookie: "s=tok2" } }, busboyOptions: { headers: { authorization: "Bearer tok7" } }, client_secret: "sec3", body: { access_token: "tok4", client_secret: "sec5" }, insight: { apiKey: "key6" } }, "x");
+    log.info(
+      {
+        req: { headers: { authorization: "Bearer tok1", cookie: "s=tok2" } },
+        busboyOptions: { headers: { authorization: "Bearer tok7" } },
+        client_secret: "sec3",
+        body: { access_token: "tok4", client_secret: "sec5" },
+        insight: { apiKey: "key6" },
+      },
+      "x",
+    );
     const line = out.join("");
-    for (const s of ["tok1", "tok2", "sec3", "tok4", "sec5", "key6", "tok7"]) assert.ok(!line.includes(s), `${s} in ${line}`);
+    for (const s of ["tok1", "tok2", "sec3", "tok4", "sec5", "key6", "tok7"])
+      assert.ok(!line.includes(s), `${s} in ${line}`);
     assert.match(line, /\[redacted\]/);
   });
 });
@@ -142,55 +153,59 @@ async function freePort(): Promise<number> {
 
 const pgDown = await pgUnavailable();
 
-describe("PostgreSQL hosts: SORI_METRICS=0, a worker's metrics port, and /readyz with the store gone", { skip: pgDown ?? false }, () => {
-  let db: PgDatabase | undefined;
-  let api: SoriProcess;
-  let worker: SoriProcess;
-  let workerUrl: string;
-  let dataDir: string;
+describe(
+  "PostgreSQL hosts: SORI_METRICS=0, a worker's metrics port, and /readyz with the store gone",
+  { skip: pgDown ?? false },
+  () => {
+    let db: PgDatabase | undefined;
+    let api: SoriProcess;
+    let worker: SoriProcess;
+    let workerUrl: string;
+    let dataDir: string;
 
-  before(async () => {
-    db = await createPgDatabase("sori_obs");
-    dataDir = tempDataDir();
-    const env = { SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_PORT: "0" };
-    api = await startSori("serve", { ...env, SORI_METRICS: "0" }, ["--no-workers"]);
-    const port = await freePort();
-    workerUrl = `http://127.0.0.1:${port}`;
-    worker = await startSori("worker", { ...env, SORI_METRICS_PORT: String(port), SORI_WORKERS: "1" });
-  });
-  after(async () => {
-    await api?.stop();
-    await worker?.stop();
-    await db?.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+    before(async () => {
+      db = await createPgDatabase("sori_obs");
+      dataDir = tempDataDir();
+      const env = { SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_PORT: "0" };
+      api = await startSori("serve", { ...env, SORI_METRICS: "0" }, ["--no-workers"]);
+      const port = await freePort();
+      workerUrl = `http://127.0.0.1:${port}`;
+      worker = await startSori("worker", { ...env, SORI_METRICS_PORT: String(port), SORI_WORKERS: "1" });
+    });
+    after(async () => {
+      await api?.stop();
+      await worker?.stop();
+      await db?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
 
-  it("an API-only host is ready without an engine; SORI_METRICS=0 leaves /metrics unrouted", async () => {
-    const r = await get(`${api.url}/readyz`);
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(JSON.parse(r.text), { status: "ready", checks: { store: "ok" } });
-    const m = await get(`${api.url}/metrics`);
-    assert.equal(m.status, 404);
-    assert.equal(JSON.parse(m.text).code, "H0004");
-  });
+    it("an API-only host is ready without an engine; SORI_METRICS=0 leaves /metrics unrouted", async () => {
+      const r = await get(`${api.url}/readyz`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(JSON.parse(r.text), { status: "ready", checks: { store: "ok" } });
+      const m = await get(`${api.url}/metrics`);
+      assert.equal(m.status, 404);
+      assert.equal(JSON.parse(m.text).code, "H0004");
+    });
 
-  it("`sori worker` serves /metrics, /healthz and /readyz on SORI_METRICS_PORT", async () => {
-    const m = await get(`${workerUrl}/metrics`);
-    assert.equal(m.status, 200);
-    assert.equal(sample(m.text, "sori_queue_jobs", { state: "queued" }), 0);
-    assert.equal((await get(`${workerUrl}/healthz`)).status, 200);
-  });
+    it("`sori worker` serves /metrics, /healthz and /readyz on SORI_METRICS_PORT", async () => {
+      const m = await get(`${workerUrl}/metrics`);
+      assert.equal(m.status, 200);
+      assert.equal(sample(m.text, "sori_queue_jobs", { state: "queued" }), 0);
+      assert.equal((await get(`${workerUrl}/healthz`)).status, 200);
+    });
 
-  it("with the database dropped, /readyz answers 503 naming the store", async () => {
-    await db!.drop();
-    for (const base of [api.url, workerUrl]) {
-      const r = await get(`${base}/readyz`);
-      assert.equal(r.status, 503, r.text);
-      const body = JSON.parse(r.text);
-      assert.ok(body.not_ready.includes("store"), r.text);
-      assert.equal(body.checks.store, "unreachable");
-    }
-    // Still scrapeable: the queue gauge keeps its last value.
-    assert.equal((await get(`${workerUrl}/metrics`)).status, 200);
-  });
-});
+    it("with the database dropped, /readyz answers 503 naming the store", async () => {
+      await db!.drop();
+      for (const base of [api.url, workerUrl]) {
+        const r = await get(`${base}/readyz`);
+        assert.equal(r.status, 503, r.text);
+        const body = JSON.parse(r.text);
+        assert.ok(body.not_ready.includes("store"), r.text);
+        assert.equal(body.checks.store, "unreachable");
+      }
+      // Still scrapeable: the queue gauge keeps its last value.
+      assert.equal((await get(`${workerUrl}/metrics`)).status, 200);
+    });
+  },
+);

@@ -6,9 +6,17 @@ import { DEFAULT_SELECT, selectHypothesis } from "../../src/refine/select.js";
 describe("refinement hypothesis selection", () => {
   it("keeps the current text unless a hypothesis scores better by the margin", () => {
     const current = "다섯 권까지 빌릴 수 있고";
-    assert.equal(selectHypothesis(current, -0.5, [{ text: "다섯 권까지 빌릴 수 있구", score: -0.5 + DEFAULT_SELECT.margin, votes: 2 }]), null);
+    assert.equal(
+      selectHypothesis(current, -0.5, [
+        { text: "다섯 권까지 빌릴 수 있구", score: -0.5 + DEFAULT_SELECT.margin, votes: 2 },
+      ]),
+      null,
+    );
     const better = { text: "다섯 권까지 빌릴 수 있고요", score: -0.2, votes: 2 };
-    assert.deepEqual(selectHypothesis(current, -0.5, [{ text: "다섯 건까지 빌릴 수 있고", score: -0.3, votes: 2 }, better]), better);
+    assert.deepEqual(
+      selectHypothesis(current, -0.5, [{ text: "다섯 건까지 빌릴 수 있고", score: -0.3, votes: 2 }, better]),
+      better,
+    );
   });
 
   it("ignores unscored, empty, identical, truncated and run-on hypotheses", () => {
@@ -27,10 +35,19 @@ describe("refinement hypothesis selection", () => {
     const lone = { text: "다섯 권까지 빌릴 수 있고요", score: -0.1, votes: 1 };
     assert.equal(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], DEFAULT_SELECT, 2), null);
     assert.deepEqual(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], DEFAULT_SELECT, 1), lone);
-    assert.deepEqual(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], { ...DEFAULT_SELECT, minVotes: 1 }, 2), lone);
+    assert.deepEqual(
+      selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], { ...DEFAULT_SELECT, minVotes: 1 }, 2),
+      lone,
+    );
   });
 
   it("with no score for the current text, takes the best scored hypothesis", () => {
-    assert.equal(selectHypothesis("abc def", null, [{ text: "abc deg", score: -0.4, votes: 2 }, { text: "abc dez", score: -0.3, votes: 2 }])?.text, "abc dez");
+    assert.equal(
+      selectHypothesis("abc def", null, [
+        { text: "abc deg", score: -0.4, votes: 2 },
+        { text: "abc dez", score: -0.3, votes: 2 },
+      ])?.text,
+      "abc dez",
+    );
   });
 });

@@ -22,10 +22,24 @@ describe("brute force on /v1/authenticate", () => {
     const t0 = Date.now();
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { host: u.hostname, port: u.port, path: "/v1/authenticate", method: "POST", localAddress: from, agent: false, headers: { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(payload) } },
+        {
+          host: u.hostname,
+          port: u.port,
+          path: "/v1/authenticate",
+          method: "POST",
+          localAddress: from,
+          agent: false,
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            "content-length": Buffer.byteLength(payload),
+          },
+        },
         (res) => {
           let text = "";
-          res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), ms: Date.now() - t0 }));
+          res
+            .setEncoding("utf8")
+            .on("data", (d) => (text += d))
+            .on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), ms: Date.now() - t0 }));
         },
       );
       req.on("error", reject);
@@ -35,7 +49,13 @@ describe("brute force on /v1/authenticate", () => {
 
   before(async () => {
     // A slow refill, so the test's own pace cannot earn the attacker new attempts.
-    env = { SORI_DATA_DIR: tempDataDir(), SORI_WORKERS: "0", SORI_PORT: "0", SORI_AUTH_RPS: "0.05", SORI_AUTH_BURST: String(BURST) };
+    env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_WORKERS: "0",
+      SORI_PORT: "0",
+      SORI_AUTH_RPS: "0.05",
+      SORI_AUTH_BURST: String(BURST),
+    };
     alice = createClient(env);
     bob = createClient(env);
     sori = await startSori("serve", env);
@@ -61,7 +81,11 @@ describe("brute force on /v1/authenticate", () => {
   });
 
   it("other clients, at other addresses, are not locked out by the attacker", async () => {
-    for (const [from, c] of [["127.0.0.3", bob], ["127.0.0.3", alice], ["127.0.0.1", bob]] as const) {
+    for (const [from, c] of [
+      ["127.0.0.3", bob],
+      ["127.0.0.3", alice],
+      ["127.0.0.1", bob],
+    ] as const) {
       const r = await attempt(from, c.client_id, c.client_secret);
       assert.equal(r.status, 200, `${from} ${JSON.stringify(r.body)}`);
       assert.equal(typeof r.body.access_token, "string");

@@ -17,9 +17,28 @@ import { rawPost } from "./raw.js";
 
 const SEED = 20261121; // fixed for reproducible CI; fast-check prints the seed and path of any failure
 const KEYS = [
-  "model_name", "language", "language_candidates", "use_diarization", "diarization", "spk_count", "use_multi_channel",
-  "use_itn", "use_paragraph_splitter", "paragraph_splitter", "max", "domain", "keywords", "use_refinement",
-  "use_insight", "insight", "prompt", "callback_url", "__proto__", "constructor", "prototype", "toString",
+  "model_name",
+  "language",
+  "language_candidates",
+  "use_diarization",
+  "diarization",
+  "spk_count",
+  "use_multi_channel",
+  "use_itn",
+  "use_paragraph_splitter",
+  "paragraph_splitter",
+  "max",
+  "domain",
+  "keywords",
+  "use_refinement",
+  "use_insight",
+  "insight",
+  "prompt",
+  "callback_url",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
 ];
 const VALUES = ["sommers", "whisper", "ko", "ja", "detect", "multi", "GENERAL", "CALL", "en", "zz"];
 
@@ -35,7 +54,11 @@ const configLike: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.array(tie("value"), { maxLength: 5 }),
     tie("object"),
   ),
-  object: fc.dictionary(fc.oneof(fc.constantFrom(...KEYS), fc.string({ unit: "binary", maxLength: 12 })), tie("value"), { maxKeys: 6 }),
+  object: fc.dictionary(
+    fc.oneof(fc.constantFrom(...KEYS), fc.string({ unit: "binary", maxLength: 12 })),
+    tie("value"),
+    { maxKeys: 6 },
+  ),
 })).object;
 
 /** Text for the config part: JSON of a config-like object, any JSON, deep nesting, or not JSON at all. */
@@ -45,7 +68,11 @@ const configText: fc.Arbitrary<string> = fc.oneof(
   fc.nat({ max: 5000 }).map((n) => "[".repeat(n) + "]".repeat(n)),
   fc.nat({ max: 5000 }).map((n) => '{"a":'.repeat(n) + "1" + "}".repeat(n)),
   fc.string({ maxLength: 200 }),
-  fc.constantFrom('{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}', '{"diarization":{"__proto__":{"spk_count":-1}}}'),
+  fc.constantFrom(
+    '{"__proto__":{"polluted":1}}',
+    '{"constructor":{"prototype":{"polluted":1}}}',
+    '{"diarization":{"__proto__":{"spk_count":-1}}}',
+  ),
 );
 
 describe("fuzzing the config parser", () => {
@@ -90,17 +117,29 @@ describe("fuzzing over HTTP", () => {
         try {
           const c = parseJobConfig(text);
           // A callback_url that parses can still be refused by the address check (H0001) before the file is looked at.
-          expected = c.callback_url !== undefined ? ["H0001", "H0003", "H0010"] : c.use_refinement || c.use_insight ? ["H0003"] : ["H0010"];
+          expected =
+            c.callback_url !== undefined
+              ? ["H0001", "H0003", "H0010"]
+              : c.use_refinement || c.use_insight
+                ? ["H0003"]
+                : ["H0010"];
         } catch {
           expected = ["H0001"];
         }
         const form = new FormData();
         form.append("config", text);
         form.append("file", new Blob([Buffer.from("not audio at all, just text ".repeat(8))]), "x.wav");
-        const r = await fetch(`${sori.url}/v1/transcribe`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+        const r = await fetch(`${sori.url}/v1/transcribe`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: form,
+        });
         const body = (await r.json()) as { code: string; msg: string };
         assert.ok(r.status < 500, `${r.status} ${JSON.stringify(body)} for ${text.slice(0, 200)}`);
-        assert.ok(expected.includes(body.code), `${body.code} (expected ${expected.join("/")}) for ${text.slice(0, 200)}`);
+        assert.ok(
+          expected.includes(body.code),
+          `${body.code} (expected ${expected.join("/")}) for ${text.slice(0, 200)}`,
+        );
         assert.equal(r.status, ERROR_CODES[body.code as keyof typeof ERROR_CODES].status);
         seen.set(`${r.status} ${body.code}`, (seen.get(`${r.status} ${body.code}`) ?? 0) + 1);
       }),
@@ -112,14 +151,29 @@ describe("fuzzing over HTTP", () => {
   it("fuzzed multipart bodies on every multipart route: a spec error or acceptance within 5 s, never 5xx", async (t) => {
     const seen = new Map<string, number>();
     const part = fc.record({
-      name: fc.oneof(fc.constantFrom("config", "file", "client_id", "client_secret", "model", ""), fc.string({ unit: "binary", maxLength: 20 })),
-      filename: fc.option(fc.oneof(fc.constant("../../etc/passwd"), fc.string({ unit: "binary", maxLength: 30 })), { nil: undefined }),
-      extraHeaders: fc.array(fc.tuple(fc.stringMatching(/^[A-Za-z-]{1,20}$/), fc.string({ maxLength: 60 })), { maxLength: 3 }),
-      content: fc.oneof(fc.constant("{}"), fc.string({ maxLength: 100 }), fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a).toString("latin1"))),
+      name: fc.oneof(
+        fc.constantFrom("config", "file", "client_id", "client_secret", "model", ""),
+        fc.string({ unit: "binary", maxLength: 20 }),
+      ),
+      filename: fc.option(fc.oneof(fc.constant("../../etc/passwd"), fc.string({ unit: "binary", maxLength: 30 })), {
+        nil: undefined,
+      }),
+      extraHeaders: fc.array(fc.tuple(fc.stringMatching(/^[A-Za-z-]{1,20}$/), fc.string({ maxLength: 60 })), {
+        maxLength: 3,
+      }),
+      content: fc.oneof(
+        fc.constant("{}"),
+        fc.string({ maxLength: 100 }),
+        fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a).toString("latin1")),
+      ),
     });
     const request = fc.record({
       route: fc.constantFrom("/v1/transcribe", "/v1/authenticate", "/v1/audio/transcriptions"),
-      boundary: fc.oneof(fc.constant("b0undary"), fc.stringMatching(/^[A-Za-z0-9'()+_,./:=?-]{1,70}$/), fc.string({ maxLength: 90 })),
+      boundary: fc.oneof(
+        fc.constant("b0undary"),
+        fc.stringMatching(/^[A-Za-z0-9'()+_,./:=?-]{1,70}$/),
+        fc.string({ maxLength: 90 }),
+      ),
       // The boundary the body really uses: usually the declared one, sometimes another, sometimes none.
       bodyBoundary: fc.option(fc.stringMatching(/^[A-Za-z0-9]{1,20}$/), { nil: undefined, freq: 4 }),
       contentType: fc.constantFrom("declared", "no-boundary", "quoted", "garbage"),
@@ -147,7 +201,12 @@ describe("fuzzing over HTTP", () => {
           quoted: `multipart/form-data; boundary="${q.boundary}"`,
           garbage: `multipart/${q.boundary}`,
         }[q.contentType];
-        const r = await rawPost(`${sori.url}${q.route}`, { authorization: `Bearer ${token}`, "content-type": contentType }, bytes, 5000);
+        const r = await rawPost(
+          `${sori.url}${q.route}`,
+          { authorization: `Bearer ${token}`, "content-type": contentType },
+          bytes,
+          5000,
+        );
         const what = `${q.route} ${contentType} ${JSON.stringify(body.slice(0, 300))}`;
         assert.ok(r.status < 500, `${r.status} ${r.text} for ${what}`);
         const parsed = JSON.parse(r.text) as { code?: string; error?: { code?: string } };
@@ -160,6 +219,9 @@ describe("fuzzing over HTTP", () => {
     t.diagnostic(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`);
     // The server is still answering normally.
     assert.equal((await fetch(`${sori.url}/healthz`)).status, 200);
-    assert.deepEqual(sori.logs.filter((l) => l.includes('"unhandled error"')), []);
+    assert.deepEqual(
+      sori.logs.filter((l) => l.includes('"unhandled error"')),
+      [],
+    );
   });
 });

@@ -21,15 +21,29 @@ describe("JWT attacks", () => {
   let aliceToken: string;
 
   /** A token with the server's own claims (issuer, audience, an hour's life), for `sub`, signed HS256 with `k`. */
-  const signed = (k: Uint8Array, sub: string | undefined, edit: (j: SignJWT) => SignJWT = (j) => j): Promise<string> => {
-    let j = new SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setIssuer("sori").setAudience("sori-api").setIssuedAt().setExpirationTime("1h");
+  const signed = (
+    k: Uint8Array,
+    sub: string | undefined,
+    edit: (j: SignJWT) => SignJWT = (j) => j,
+  ): Promise<string> => {
+    let j = new SignJWT({})
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setIssuer("sori")
+      .setAudience("sori-api")
+      .setIssuedAt()
+      .setExpirationTime("1h");
     if (sub !== undefined) j = j.setSubject(sub);
     return edit(j).sign(k);
   };
 
   async function expect401(token: string, what: string): Promise<void> {
     // The read of a job id that does not exist: a valid token would get 404, so 401 proves the token was refused.
-    for (const [method, url] of [["GET", "/v1/transcribe/someJobId"], ["GET", "/v1/transcribe"], ["GET", "/v1/callbacks/secret"], ["DELETE", "/v1/transcribe/someJobId"]]) {
+    for (const [method, url] of [
+      ["GET", "/v1/transcribe/someJobId"],
+      ["GET", "/v1/transcribe"],
+      ["GET", "/v1/callbacks/secret"],
+      ["DELETE", "/v1/transcribe/someJobId"],
+    ]) {
       const r = await fetch(`${sori.url}${url}`, { method, headers: { authorization: `Bearer ${token}` } });
       const body = (await r.json()) as { code: string; msg: string };
       assert.equal(r.status, 401, `${what}: ${method} ${url} answered ${r.status} ${JSON.stringify(body)}`);
@@ -39,7 +53,13 @@ describe("JWT attacks", () => {
   }
 
   before(async () => {
-    env = { SORI_DATA_DIR: tempDataDir(), SORI_WORKERS: "0", SORI_PORT: "0", SORI_DEFAULT_READ_RPS: "1000", SORI_DEFAULT_READ_BURST: "1000" };
+    env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_WORKERS: "0",
+      SORI_PORT: "0",
+      SORI_DEFAULT_READ_RPS: "1000",
+      SORI_DEFAULT_READ_BURST: "1000",
+    };
     alice = createClient(env);
     bob = createClient(env);
     sori = await startSori("serve", env);
@@ -52,12 +72,19 @@ describe("JWT attacks", () => {
   });
 
   it("control: the server's own key with its own claims is accepted (404 for an unknown job, not 401)", async () => {
-    const r = await fetch(`${sori.url}/v1/transcribe/someJobId`, { headers: { authorization: `Bearer ${await signed(key, alice.client_id)}` } });
+    const r = await fetch(`${sori.url}/v1/transcribe/someJobId`, {
+      headers: { authorization: `Bearer ${await signed(key, alice.client_id)}` },
+    });
     assert.equal(r.status, 404);
   });
 
   it("alg=none (unsigned, with and without a trailing signature)", async () => {
-    const none = new UnsecuredJWT({}).setSubject(alice.client_id).setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").encode();
+    const none = new UnsecuredJWT({})
+      .setSubject(alice.client_id)
+      .setIssuer("sori")
+      .setAudience("sori-api")
+      .setExpirationTime("1h")
+      .encode();
     await expect401(none, "alg none");
     const [, payload, sig] = aliceToken.split(".");
     await expect401(`${b64({ alg: "none", typ: "JWT" })}.${payload}.${sig}`, "alg none with the real signature");
@@ -66,7 +93,13 @@ describe("JWT attacks", () => {
 
   it("HS/RS confusion: RS256 with a fresh key pair, and HS256 keyed with that public key", async () => {
     const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
-    const rs = await new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setSubject(alice.client_id).setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").sign(privateKey);
+    const rs = await new SignJWT({})
+      .setProtectedHeader({ alg: "RS256" })
+      .setSubject(alice.client_id)
+      .setIssuer("sori")
+      .setAudience("sori-api")
+      .setExpirationTime("1h")
+      .sign(privateKey);
     await expect401(rs, "RS256");
     const pem = new TextEncoder().encode(await exportSPKI(publicKey));
     await expect401(await signed(pem, alice.client_id), "HS256 keyed with the public key");
@@ -77,7 +110,10 @@ describe("JWT attacks", () => {
 
   it("expired, not yet valid, wrong issuer or audience (all signed with the real key)", async () => {
     const now = Math.floor(Date.now() / 1000);
-    await expect401(await signed(key, alice.client_id, (j) => j.setIssuedAt(now - 7200).setExpirationTime(now - 3600)), "expired");
+    await expect401(
+      await signed(key, alice.client_id, (j) => j.setIssuedAt(now - 7200).setExpirationTime(now - 3600)),
+      "expired",
+    );
     await expect401(await signed(key, alice.client_id, (j) => j.setNotBefore(now + 3600)), "not yet valid");
     await expect401(await signed(key, alice.client_id, (j) => j.setIssuer("someone-else")), "wrong issuer");
     await expect401(await signed(key, alice.client_id, (j) => j.setAudience("other-api")), "wrong audience");
@@ -103,14 +139,24 @@ describe("JWT attacks", () => {
 
   it("missing sub, non-string sub, sub of a client that does not exist", async () => {
     await expect401(await signed(key, undefined), "no sub");
-    await expect401(await new SignJWT({ sub: 42 as unknown as string }).setProtectedHeader({ alg: "HS256" }).setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").sign(key), "numeric sub");
+    await expect401(
+      await new SignJWT({ sub: 42 as unknown as string })
+        .setProtectedHeader({ alg: "HS256" })
+        .setIssuer("sori")
+        .setAudience("sori-api")
+        .setExpirationTime("1h")
+        .sign(key),
+      "numeric sub",
+    );
     await expect401(await signed(key, "no-such-client"), "unknown client");
   });
 
   it("huge tokens: 4 KB and 12 KB bearer values, and a header over Node's limit, never a 5xx nor a non-spec body", async () => {
     await expect401("a".repeat(4000) + "." + "b".repeat(100) + ".c", "4 KB junk");
     await expect401(`${aliceToken.split(".")[0]}.${"A".repeat(12_000)}.${aliceToken.split(".")[2]}`, "12 KB payload");
-    const r = await fetch(`${sori.url}/v1/transcribe/someJobId`, { headers: { authorization: `Bearer ${"x".repeat(64 * 1024)}` } });
+    const r = await fetch(`${sori.url}/v1/transcribe/someJobId`, {
+      headers: { authorization: `Bearer ${"x".repeat(64 * 1024)}` },
+    });
     const body = (await r.json()) as { code: string };
     assert.ok(r.status >= 400 && r.status < 500, `status ${r.status}`);
     assert.ok(["H0001", "H0002"].includes(body.code), JSON.stringify(body));

@@ -18,7 +18,11 @@ const PYTHON = path.join(ROOT, ".venv", "bin", "python");
 describe("GET /openapi.json", () => {
   let app: FastifyInstance;
   let close: () => Promise<void>;
-  let doc: { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, any> } };
+  let doc: {
+    openapi: string;
+    paths: Record<string, Record<string, unknown>>;
+    components: { schemas: Record<string, any> };
+  };
 
   before(async () => {
     ({ app, close } = await inProcessApp());
@@ -59,7 +63,10 @@ describe("GET /openapi.json", () => {
   });
 
   it("takes the config object's fields from the zod schema", () => {
-    assert.deepEqual(Object.keys(doc.components.schemas.Config.properties).sort(), Object.keys(ConfigSchema.shape).sort());
+    assert.deepEqual(
+      Object.keys(doc.components.schemas.Config.properties).sort(),
+      Object.keys(ConfigSchema.shape).sort(),
+    );
     assert.deepEqual(doc.components.schemas.Config.properties.domain.enum, ["GENERAL", "CALL"]);
   });
 
@@ -87,7 +94,12 @@ describe("GET /openapi.json", () => {
       ["POST", "/v1/authenticate", { "content-type": "application/x-www-form-urlencoded" }],
     ];
     for (const [method, url, headers] of answers) {
-      const r = await app.inject({ method: method as "GET", url, headers, payload: method === "POST" ? "client_id=x" : undefined });
+      const r = await app.inject({
+        method: method as "GET",
+        url,
+        headers,
+        payload: method === "POST" ? "client_id=x" : undefined,
+      });
       const media = String(r.headers["content-type"] ?? "").split(";")[0]!;
       const route = `${method} ${url.replace(/^\/v1\/transcribe\/abc/, "/v1/transcribe/{id}").replace(/^\/console\/.*/, "/console/{file}")}`;
       assertDocumented(route, r.statusCode, media === "application/json" ? r.json() : r.body, media);

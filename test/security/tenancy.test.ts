@@ -49,13 +49,20 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
     const db = new pg.Client({ connectionString: env.SORI_DATABASE_URL });
     await db.connect();
     const now = Date.now();
-    await db.query(`UPDATE tasks SET state = 'completed', finished_at = $2 WHERE job_id = $1 AND kind = 'transcribe'`, [jobId, now]);
+    await db.query(`UPDATE tasks SET state = 'completed', finished_at = $2 WHERE job_id = $1 AND kind = 'transcribe'`, [
+      jobId,
+      now,
+    ]);
     await db.query(
       `INSERT INTO tasks (job_id, kind, priority, state, attempts, max_attempts, run_at, progress, created_at, finished_at)
        VALUES ($1, 'refine', 1, 'completed', 1, 1, $2, 1, $2, $2)`,
       [jobId, now],
     );
-    await db.query(`UPDATE jobs SET result = $2, expires_at = $3, refine_result = $2 WHERE id = $1`, [jobId, JSON.stringify({ utterances: UTTERANCES }), now + 3600_000]);
+    await db.query(`UPDATE jobs SET result = $2, expires_at = $3, refine_result = $2 WHERE id = $1`, [
+      jobId,
+      JSON.stringify({ utterances: UTTERANCES }),
+      now + 3600_000,
+    ]);
     await db.end();
   });
 
@@ -92,21 +99,35 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
   });
 
   it("another client's list does not show the job; the owner's does", async () => {
-    const bobs = JSON.parse((await call(bobToken, "GET", "/v1/transcribe?limit=100")).text) as { transcribes: { id: string }[] };
-    assert.deepEqual(bobs.transcribes.map((j) => j.id), []);
+    const bobs = JSON.parse((await call(bobToken, "GET", "/v1/transcribe?limit=100")).text) as {
+      transcribes: { id: string }[];
+    };
+    assert.deepEqual(
+      bobs.transcribes.map((j) => j.id),
+      [],
+    );
     for (const status of ["completed", "transcribing", "failed"]) {
-      const page = JSON.parse((await call(bobToken, "GET", `/v1/transcribe?status=${status}`)).text) as { transcribes: unknown[] };
+      const page = JSON.parse((await call(bobToken, "GET", `/v1/transcribe?status=${status}`)).text) as {
+        transcribes: unknown[];
+      };
       assert.deepEqual(page.transcribes, [], status);
     }
-    const alices = JSON.parse((await call(aliceToken, "GET", "/v1/transcribe")).text) as { transcribes: { id: string }[] };
-    assert.deepEqual(alices.transcribes.map((j) => j.id), [jobId]);
+    const alices = JSON.parse((await call(aliceToken, "GET", "/v1/transcribe")).text) as {
+      transcribes: { id: string }[];
+    };
+    assert.deepEqual(
+      alices.transcribes.map((j) => j.id),
+      [jobId],
+    );
   });
 
   it("a list cursor forged from another client's position shows nothing of theirs", async () => {
     // Cursors are positions (seq), not grants: a forged one still lists only the caller's own jobs.
     for (const seq of [1, 2, 1000]) {
       const cursor = Buffer.from(`s:${seq}`).toString("base64url");
-      const r = JSON.parse((await call(bobToken, "GET", `/v1/transcribe?cursor=${cursor}`)).text) as { transcribes: unknown[] };
+      const r = JSON.parse((await call(bobToken, "GET", `/v1/transcribe?cursor=${cursor}`)).text) as {
+        transcribes: unknown[];
+      };
       assert.deepEqual(r.transcribes, []);
     }
   });

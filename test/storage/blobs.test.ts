@@ -8,11 +8,24 @@ import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { HeadObjectCommand, ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { loadConfig } from "../../src/config.js";
-import { BLOB_KEY, BlobNotFoundError, BlobTooLargeError, openBlobStore, type BlobStore } from "../../src/storage/blobs/index.js";
+import {
+  BLOB_KEY,
+  BlobNotFoundError,
+  BlobTooLargeError,
+  openBlobStore,
+  type BlobStore,
+} from "../../src/storage/blobs/index.js";
 import { CHUNK_BYTES } from "../../src/storage/blobs/postgres.js";
 import { spoolDir } from "../../src/storage/blobs/spool.js";
 import { openStore, type Store } from "../../src/storage/db.js";
-import { createPgDatabase, pgUnavailable, s3Unavailable, startS3, type PgDatabase, type S3Server } from "../helpers/scaleout.js";
+import {
+  createPgDatabase,
+  pgUnavailable,
+  s3Unavailable,
+  startS3,
+  type PgDatabase,
+  type S3Server,
+} from "../helpers/scaleout.js";
 import { tempDataDir } from "../helpers/server.js";
 
 const MiB = 1024 * 1024;
@@ -100,7 +113,10 @@ const backends: [string, string | false, () => Promise<Setup>][] = [
       try {
         store = await openStore({ databaseUrl: db.url, dataDir });
         const s = store;
-        const blobs = await openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_BLOB_STORE: "postgres" }), s);
+        const blobs = await openBlobStore(
+          loadConfig({ SORI_DATA_DIR: dataDir, SORI_DATABASE_URL: db.url, SORI_BLOB_STORE: "postgres" }),
+          s,
+        );
         const rows = (key?: string) =>
           s.db
             .withTables<{ blob_chunks: { blob_key: string; seq: number; bytes: Buffer } }>()
@@ -141,7 +157,10 @@ const backends: [string, string | false, () => Promise<Setup>][] = [
       const s3: S3Server = await startS3();
       const dataDir = tempDataDir();
       const store = await openStore({ dataDir });
-      const blobs = await openBlobStore(loadConfig({ SORI_DATA_DIR: dataDir, ...s3.env, SORI_S3_PREFIX: "audio/" }), store);
+      const blobs = await openBlobStore(
+        loadConfig({ SORI_DATA_DIR: dataDir, ...s3.env, SORI_S3_PREFIX: "audio/" }),
+        store,
+      );
       return {
         blobs,
         dataDir,
@@ -169,7 +188,8 @@ for (const [label, skip, setup] of backends) {
   describe(`blob store: ${label}`, { skip }, () => {
     let s: Setup;
     const all = (): Promise<string[]> => s.blobs.listOlderThan(-3600_000); // every blob, whatever its age
-    const spoolFiles = (): string[] => fs.readdirSync(path.join(s.dataDir, "spool"), { withFileTypes: true }).map((d) => d.name);
+    const spoolFiles = (): string[] =>
+      fs.readdirSync(path.join(s.dataDir, "spool"), { withFileTypes: true }).map((d) => d.name);
 
     before(async () => {
       s = await setup();

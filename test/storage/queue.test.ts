@@ -8,13 +8,28 @@ import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { sweepExpired } from "../../src/jobs/retention.js";
 import type { TaskFailure } from "../../src/jobs/failure.js";
-import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "../../src/jobs/queue.js";
+import {
+  claimTasks,
+  completeTask,
+  failTask,
+  reapExpired,
+  releaseTask,
+  renewLease,
+  type Lease,
+} from "../../src/jobs/queue.js";
 import { type BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { getClient, insertClient, listClients, updateClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
-import { audioSecondsSince, countInFlight, getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
+import {
+  audioSecondsSince,
+  countInFlight,
+  getJob,
+  insertJob,
+  type JobRow,
+  type TaskRow,
+} from "../../src/storage/jobs.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
 const T = 1_700_000_000_000; // a fixed "now" for everything that takes one
@@ -75,7 +90,19 @@ for (const [label, makeBackend, skip] of [
       store = await openStore(where);
       blobs = localBlobStore(where.dataDir);
       for (const id of [clientA, clientB]) {
-        await insertClient(store, { id, name: id, secret_hash: "scrypt$x", tier: "standard", max_concurrent: null, quota_s: null, read_rps: null }, T);
+        await insertClient(
+          store,
+          {
+            id,
+            name: id,
+            secret_hash: "scrypt$x",
+            tier: "standard",
+            max_concurrent: null,
+            quota_s: null,
+            read_rps: null,
+          },
+          T,
+        );
       }
     });
     after(async () => {
@@ -88,7 +115,9 @@ for (const [label, makeBackend, skip] of [
 
     let n = 0;
     /** Inserts a queued job and returns its id. */
-    async function addJob(opts: { client?: string; now?: number; audio_s?: number | null; max_attempts?: number; blob_key?: string } = {}): Promise<string> {
+    async function addJob(
+      opts: { client?: string; now?: number; audio_s?: number | null; max_attempts?: number; blob_key?: string } = {},
+    ): Promise<string> {
       const id = `job${String(++n).padStart(4, "0")}${randomBytes(3).toString("hex")}`;
       await insertJob(
         store,
@@ -107,7 +136,12 @@ for (const [label, makeBackend, skip] of [
     }
     /** A job's transcribe task: the base queue of this suite. */
     const task = async (id: string): Promise<TaskRow> => {
-      const t = await store.db.selectFrom("tasks").selectAll().where("job_id", "=", id).where("kind", "=", "transcribe").executeTakeFirst();
+      const t = await store.db
+        .selectFrom("tasks")
+        .selectAll()
+        .where("job_id", "=", id)
+        .where("kind", "=", "transcribe")
+        .executeTakeFirst();
       return t ?? ({ seq: -1 } as TaskRow);
     };
     /** The job as the API reads it, with its transcribe task's lease fields. */
@@ -125,8 +159,14 @@ for (const [label, makeBackend, skip] of [
       (await claimTasks(s, l, { kinds: ["transcribe"], n, now })).map(asClaimed);
     const complete = async (s: Store, id: string, w: string, result: unknown, retentionMs: number, now = Date.now()) =>
       completeTask(s, await task(id), w, { results: { result: JSON.stringify(result) } }, retentionMs, now);
-    const fail = async (s: Store, row: { id: string }, w: string, f: TaskFailure, retentionMs: number, now = Date.now()) =>
-      failTask(s, await task(row.id), w, f, retentionMs, now);
+    const fail = async (
+      s: Store,
+      row: { id: string },
+      w: string,
+      f: TaskFailure,
+      retentionMs: number,
+      now = Date.now(),
+    ) => failTask(s, await task(row.id), w, f, retentionMs, now);
     const release = async (s: Store, id: string, w: string) => releaseTask(s, await task(id), w);
     const renew = async (id: string, l: Lease, progress?: number) => renewLease(store, await task(id), l, progress);
 
@@ -137,12 +177,36 @@ for (const [label, makeBackend, skip] of [
         assert.ok(names.includes("clients") && names.includes("jobs") && names.includes("tasks"), names.join());
         const columns = (table: string) => tables.find((t) => t.name === table)!.columns;
         const jobCols = columns("jobs").map((c) => c.name);
-        for (const c of ["seq", "id", "client_id", "config", "blob_key", "result", "expires_at", "expired", "deleted_at", "refine_result"]) {
+        for (const c of [
+          "seq",
+          "id",
+          "client_id",
+          "config",
+          "blob_key",
+          "result",
+          "expires_at",
+          "expired",
+          "deleted_at",
+          "refine_result",
+        ]) {
           assert.ok(jobCols.includes(c), `jobs.${c}`);
         }
-        for (const c of ["state", "locked_by", "refine_status", "refine_locked_by"]) assert.ok(!jobCols.includes(c), `jobs.${c} moved to tasks`);
+        for (const c of ["state", "locked_by", "refine_status", "refine_locked_by"])
+          assert.ok(!jobCols.includes(c), `jobs.${c} moved to tasks`);
         const taskCols = columns("tasks").map((c) => c.name);
-        for (const c of ["seq", "job_id", "kind", "priority", "state", "attempts", "max_attempts", "run_at", "locked_by", "lease_until", "error_code"]) {
+        for (const c of [
+          "seq",
+          "job_id",
+          "kind",
+          "priority",
+          "state",
+          "attempts",
+          "max_attempts",
+          "run_at",
+          "locked_by",
+          "lease_until",
+          "error_code",
+        ]) {
           assert.ok(taskCols.includes(c), `tasks.${c}`);
         }
         for (const table of ["jobs", "tasks"]) {
@@ -158,7 +222,10 @@ for (const [label, makeBackend, skip] of [
             .selectFrom("kysely_migration" as never)
             .select("name" as never)
             .execute()) as unknown as { name: string }[];
-          const shipped = fs.readdirSync(path.join(import.meta.dirname, "../../src/storage/migrations")).map((f) => f.replace(/\.ts$/, "")).sort();
+          const shipped = fs
+            .readdirSync(path.join(import.meta.dirname, "../../src/storage/migrations"))
+            .map((f) => f.replace(/\.ts$/, ""))
+            .sort();
           assert.deepEqual(applied.map((r) => r.name).sort(), shipped);
           assert.equal((await listClients(again)).length, 2, "data survives reopening");
         } finally {
@@ -170,7 +237,11 @@ for (const [label, makeBackend, skip] of [
         await assert.rejects(addJob({ client: "no-such-client" }));
         const id = await addJob();
         await assert.rejects(
-          insertJob(store, { id, client_id: clientA, config: "{}", blob_key: "x", file_format: "wav", audio_s: 1, max_attempts: 1 }, T),
+          insertJob(
+            store,
+            { id, client_id: clientA, config: "{}", blob_key: "x", file_format: "wav", audio_s: 1, max_attempts: 1 },
+            T,
+          ),
         );
       });
     });
@@ -213,14 +284,24 @@ for (const [label, makeBackend, skip] of [
         const ids: string[] = [];
         for (let i = 0; i < 5; i++) ids.push(await addJob({ client: i % 2 ? clientA : clientB }));
         const seqs = await Promise.all(ids.map(async (id) => (await job(id)).seq));
-        assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), "seq grows with submission");
+        assert.deepEqual(
+          seqs,
+          [...seqs].sort((a, b) => a - b),
+          "seq grows with submission",
+        );
 
         const [first] = await claim(store, lease("w1"), 1, T);
         assert.equal(first?.id, ids[0]);
         const two = await claim(store, lease("w1"), 2, T);
-        assert.deepEqual(two.map((j) => j.id), ids.slice(1, 3));
+        assert.deepEqual(
+          two.map((j) => j.id),
+          ids.slice(1, 3),
+        );
         const rest = await claim(store, lease("w2"), 10, T);
-        assert.deepEqual(rest.map((j) => j.id), ids.slice(3));
+        assert.deepEqual(
+          rest.map((j) => j.id),
+          ids.slice(3),
+        );
         assert.deepEqual(await claim(store, lease("w2"), 1, T), []);
       });
 
@@ -250,7 +331,11 @@ for (const [label, makeBackend, skip] of [
         const [c1] = await claim(store, lease("w1", 1000), 1, T);
         assert.equal(c1?.attempts, 1);
         assert.deepEqual(await claim(store, lease("w2", 1000), 1, T + 500), []);
-        assert.deepEqual(await reapExpired(store, RETENTION, T + 1000), { requeued: 0, failed: 0 }, "lease_until itself is still valid");
+        assert.deepEqual(
+          await reapExpired(store, RETENTION, T + 1000),
+          { requeued: 0, failed: 0 },
+          "lease_until itself is still valid",
+        );
         assert.deepEqual(await claim(store, lease("w2", 1000), 1, T + 1000), []);
 
         assert.deepEqual(await reapExpired(store, RETENTION, T + 1001), { requeued: 1, failed: 0 });
@@ -271,7 +356,10 @@ for (const [label, makeBackend, skip] of [
         await claim(store, lease("w1", 1000), 1, T);
         const second = await addJob({ now: T + 100 });
         await reapExpired(store, RETENTION, T + 2000);
-        assert.deepEqual((await claim(store, lease("w2"), 2, T + 2000)).map((j) => j.id), [first, second]);
+        assert.deepEqual(
+          (await claim(store, lease("w2"), 2, T + 2000)).map((j) => j.id),
+          [first, second],
+        );
       });
 
       it("the worker that lost its lease can no longer complete, fail or renew the job (fencing)", async () => {
@@ -280,7 +368,10 @@ for (const [label, makeBackend, skip] of [
         await reapExpired(store, RETENTION, T + 2000);
         await claim(store, lease("w2", 1000), 1, T + 2000);
         assert.equal(await complete(store, id, "w1", { utterances: [] }, RETENTION, T + 2100), false);
-        assert.equal(await fail(store, c1!, "w1", { code: "E500", message: "x", retryable: true }, RETENTION, T + 2100), "lost");
+        assert.equal(
+          await fail(store, c1!, "w1", { code: "E500", message: "x", retryable: true }, RETENTION, T + 2100),
+          "lost",
+        );
         assert.equal(await renew(id, lease("w1")), false);
         const j = await job(id);
         assert.equal(j.state, "running");
@@ -344,7 +435,11 @@ for (const [label, makeBackend, skip] of [
         assert.equal(j.finished_at, T + 500);
         assert.equal(j.expires_at, T + 500 + RETENTION);
         assert.equal(await complete(store, id, "w1", result, RETENTION, T + 600), false, "only once");
-        assert.deepEqual(await reapExpired(store, RETENTION, T + 10 * RETENTION), { requeued: 0, failed: 0 }, "final jobs are not reaped");
+        assert.deepEqual(
+          await reapExpired(store, RETENTION, T + 10 * RETENTION),
+          { requeued: 0, failed: 0 },
+          "final jobs are not reaped",
+        );
       });
 
       it("failJob retries with backoff while attempts remain, then fails for good", async () => {
@@ -354,7 +449,10 @@ for (const [label, makeBackend, skip] of [
         const [a1] = await claim(store, lease("w1"), 1, T);
         assert.equal(await fail(store, a1!, "w1", f, RETENTION, T), "retried");
         let j = await job(id);
-        assert.deepEqual([j.state, j.locked_by, j.lease_until, j.run_at, j.error_code], ["queued", null, null, T + 1000, null]);
+        assert.deepEqual(
+          [j.state, j.locked_by, j.lease_until, j.run_at, j.error_code],
+          ["queued", null, null, T + 1000, null],
+        );
         assert.deepEqual(await claim(store, lease("w1"), 1, T + 999), [], "backoff: not before run_at");
 
         const [a2] = await claim(store, lease("w1"), 1, T + 1000);
@@ -378,7 +476,10 @@ for (const [label, makeBackend, skip] of [
       it("a failure that is not retryable is final at once", async () => {
         const id = await addJob({ max_attempts: 5 });
         const [c] = await claim(store, lease("w1"), 1, T);
-        assert.equal(await fail(store, c!, "w1", { code: "H0010", message: "cannot decode", retryable: false }, RETENTION, T), "failed");
+        assert.equal(
+          await fail(store, c!, "w1", { code: "H0010", message: "cannot decode", retryable: false }, RETENTION, T),
+          "failed",
+        );
         const j = await job(id);
         assert.deepEqual([j.state, j.error_code, j.attempts], ["failed", "H0010", 1]);
       });
@@ -392,7 +493,9 @@ for (const [label, makeBackend, skip] of [
         const got = new Map<string, string>(); // job id → worker
         for (let round = 0; round < 20 && got.size < total; round++) {
           const batches = await Promise.all(
-            Array.from({ length: 4 }, (_, w) => claim(store, lease(`w${w}`), 3, T).then((rows) => rows.map((r) => [r.id, `w${w}`] as const))),
+            Array.from({ length: 4 }, (_, w) =>
+              claim(store, lease(`w${w}`), 3, T).then((rows) => rows.map((r) => [r.id, `w${w}`] as const)),
+            ),
           );
           for (const [id, worker] of batches.flat()) {
             assert.equal(got.has(id), false, `${id} claimed by ${got.get(id)} and ${worker}`);
@@ -445,7 +548,10 @@ for (const [label, makeBackend, skip] of [
         await complete(store, c1, "w1", {}, RETENTION, T);
         const fj = await job(f1);
         await fail(store, fj, "w1", { code: "E500", message: "x", retryable: false }, RETENTION, T);
-        assert.deepEqual([(await job(r1)).state, (await job(c1)).state, (await job(f1)).state], ["running", "completed", "failed"]);
+        assert.deepEqual(
+          [(await job(r1)).state, (await job(c1)).state, (await job(f1)).state],
+          ["running", "completed", "failed"],
+        );
         assert.equal(await countInFlight(store, clientA), 3); // two queued, one running
         assert.equal(await countInFlight(store, clientB), 1);
         assert.equal(await countInFlight(store, "nobody"), 0);
@@ -499,7 +605,11 @@ for (const [label, makeBackend, skip] of [
         const f = await job(failed);
         assert.deepEqual([f.state, f.expired, f.error_code, f.blob_key], ["failed", 1, "E500", null]);
         assert.equal((await job(queued)).expired, 0, "a job that has not ended never expires");
-        assert.deepEqual(await sweepExpired(store, blobs, T + 3000), { expired: 0, orphans: 0 }, "each job is swept once");
+        assert.deepEqual(
+          await sweepExpired(store, blobs, T + 3000),
+          { expired: 0, orphans: 0 },
+          "each job is swept once",
+        );
         d = await job(done);
         assert.equal(d.expired, 1);
       });

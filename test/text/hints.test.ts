@@ -5,7 +5,8 @@ import { engineParams } from "../../src/pipeline/run.js";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { defaultRegistry } from "../../src/engine/models.js";
 
-const params = (config: object) => engineParams(parseJobConfig(JSON.stringify(config)), "/tmp/a.wav", defaultRegistry("/models"), 3600);
+const params = (config: object) =>
+  engineParams(parseJobConfig(JSON.stringify(config)), "/tmp/a.wav", defaultRegistry("/models"), 3600);
 
 describe("decoder hints from the text options", () => {
   it("defaults: words requested for the paragraph times, no prompt, no hotwords", () => {

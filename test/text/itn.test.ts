@@ -100,15 +100,19 @@ describe("ITN off (written → spoken, even where the model wrote digits)", () =
   for (const [input, want] of KO_REVERSE) it(`ko: ${input}`, () => assert.equal(reverse("ko")(input), want));
   it("ja: 30% → 三十パーセント", () => assert.equal(reverse("ja")("30%と１回"), "三十パーセントと１回"));
   it("ja: 100億円", () => assert.equal(reverse("ja")("100億円"), "百億円"));
-  it("en: 25% of 1,200", () => assert.equal(reverse("en")("25% of 1,200 people"), "twenty-five percent of one thousand two hundred people"));
+  it("en: 25% of 1,200", () =>
+    assert.equal(reverse("en")("25% of 1,200 people"), "twenty-five percent of one thousand two hundred people"));
   for (const [spoken, written] of KO_FORWARD.filter(([, w]) => !/[A-Z]/.test(w))) {
-    it(`ko round trip keeps the number: ${written}`, () => assert.equal(forward("ko")(reverse("ko")(written)), written));
+    it(`ko round trip keeps the number: ${written}`, () =>
+      assert.equal(forward("ko")(reverse("ko")(written)), written));
   }
 });
 
 describe("ITN regressions seen on real transcripts", () => {
-  it("en: a scale word after digits stays ('64 billion')", () => assert.equal(forward("en")("almost 64 billion, and 17 billion euros"), "almost 64 billion, and 17 billion euros"));
-  it("ko off: a particle stays on the spelled-out number", () => assert.equal(reverse("ko")("기간은 11입니다"), "기간은 십일입니다"));
+  it("en: a scale word after digits stays ('64 billion')", () =>
+    assert.equal(forward("en")("almost 64 billion, and 17 billion euros"), "almost 64 billion, and 17 billion euros"));
+  it("ko off: a particle stays on the spelled-out number", () =>
+    assert.equal(reverse("ko")("기간은 11입니다"), "기간은 십일입니다"));
 });
 
 describe("ITN on a real phone memo's transcript", () => {

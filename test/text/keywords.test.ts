@@ -4,7 +4,8 @@ import { describe, it } from "node:test";
 import { runOnString } from "../../src/text/edits.js";
 import { keywordDistance, keywordEdits } from "../../src/text/keywords.js";
 
-const correct = (lang: string, keywords: string[]) => (s: string) => runOnString(s, (t) => keywordEdits(t, lang, keywords));
+const correct = (lang: string, keywords: string[]) => (s: string) =>
+  runOnString(s, (t) => keywordEdits(t, lang, keywords));
 
 const CORRECTED: [string, string[], string, string][] = [
   ["ko", ["삼계탕"], "다음에 삼게탕 한번 먹으러 가야겠어요", "다음에 삼계탕 한번 먹으러 가야겠어요"],
@@ -28,7 +29,8 @@ const KEPT: [string, string[], string][] = [
 ];
 
 describe("keyword correction", () => {
-  for (const [lang, kw, input, want] of CORRECTED) it(`${lang} ${kw}: ${input}`, () => assert.equal(correct(lang, kw)(input), want));
+  for (const [lang, kw, input, want] of CORRECTED)
+    it(`${lang} ${kw}: ${input}`, () => assert.equal(correct(lang, kw)(input), want));
   for (const [lang, kw, s] of KEPT) it(`${lang} ${kw} kept: ${s}`, () => assert.equal(correct(lang, kw)(s), s));
   it("Korean distance is in jamo: 삼게탕 is one jamo from 삼계탕", () => {
     assert.ok(keywordDistance("삼게탕", "삼계탕", "ko") < 0.2);

@@ -26,7 +26,13 @@ function amrFile(name: string, wide: boolean, frames: number, frameType: number)
   const size = sizes[frameType]!;
   const frame = Buffer.alloc(size);
   frame[0] = (frameType << 3) | 0x04; // quality bit set
-  return tmpFile(name, Buffer.concat([Buffer.from(wide ? "#!AMR-WB\n" : "#!AMR\n", "latin1"), ...Array.from({ length: frames }, () => frame)]));
+  return tmpFile(
+    name,
+    Buffer.concat([
+      Buffer.from(wide ? "#!AMR-WB\n" : "#!AMR\n", "latin1"),
+      ...Array.from({ length: frames }, () => frame),
+    ]),
+  );
 }
 
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -67,7 +73,12 @@ describe("detectFormat", () => {
     });
   };
 
-  const refused = [LEOPARD("ogg"), LEOPARD("webm"), path.join(FORMATS, "common_voice_ja_38852485_16k.ogg"), path.join(FORMATS, "native_pydub_test5.webm")];
+  const refused = [
+    LEOPARD("ogg"),
+    LEOPARD("webm"),
+    path.join(FORMATS, "common_voice_ja_38852485_16k.ogg"),
+    path.join(FORMATS, "native_pydub_test5.webm"),
+  ];
   for (const file of refused) it(`${path.basename(file)} → 400 H0010`, () => assertH0010(file));
 
   it("decides by content, not by the file name", async () => {
@@ -79,7 +90,9 @@ describe("detectFormat", () => {
 
   it("400 H0010 for random bytes, text, an empty file and a non-audio type", async () => {
     let seed = 12345;
-    const random = Buffer.from(new Uint8Array(8192).map(() => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff));
+    const random = Buffer.from(
+      new Uint8Array(8192).map(() => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff),
+    );
     await assertH0010(tmpFile("random.wav", random));
     await assertH0010(tmpFile("text.mp3", "definitely not audio, just some text ".repeat(50)));
     await assertH0010(tmpFile("empty.flac", Buffer.alloc(0)));

@@ -40,7 +40,8 @@ describe("docs/errors.md", () => {
 
   it("lists no code the registry does not have", () => {
     const documented = [...doc.matchAll(/^\|\s*([A-Z]\d{3,4})\s*\|\s*\d{3}\s*\|/gm)].map((m) => m[1]!);
-    for (const code of documented) assert.ok(code in ERROR_CODES, `docs/errors.md lists ${code}, which src/errors.ts lacks`);
+    for (const code of documented)
+      assert.ok(code in ERROR_CODES, `docs/errors.md lists ${code}, which src/errors.ts lacks`);
   });
 });
 
@@ -64,7 +65,11 @@ describe("docs/errors.md: the codes beside the HTTP codes", () => {
     const s = section("Engine error codes");
     for (const code of ENGINE_ERROR_CODES) assert.match(s, rowFor("", code), code);
     const rows = [...s.matchAll(/^\|\s*`([a-z_]+)`\s*\|/gm)].map((m) => m[1]!);
-    for (const code of rows) assert.ok((ENGINE_ERROR_CODES as readonly string[]).includes(code), `docs/errors.md lists engine code ${code}, which src/errors.ts lacks`);
+    for (const code of rows)
+      assert.ok(
+        (ENGINE_ERROR_CODES as readonly string[]).includes(code),
+        `docs/errors.md lists engine code ${code}, which src/errors.ts lacks`,
+      );
   });
 });
 
@@ -75,8 +80,10 @@ describe("docs/api.md: the config table", () => {
     Object.entries(schema.shape).flatMap(([name, field]) => {
       let inner: unknown = field;
       // Unwrap .default() and .optional() to find a nested object.
-      while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = (inner as z.ZodDefault<z.ZodTypeAny>).unwrap();
-      const nested = inner instanceof z.ZodObject ? fields(inner as z.ZodObject<z.ZodRawShape>, `${prefix}${name}.`) : [];
+      while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional)
+        inner = (inner as z.ZodDefault<z.ZodTypeAny>).unwrap();
+      const nested =
+        inner instanceof z.ZodObject ? fields(inner as z.ZodObject<z.ZodRawShape>, `${prefix}${name}.`) : [];
       return nested.length > 0 ? nested : [`${prefix}${name}`];
     });
 
@@ -103,8 +110,19 @@ describe("docs/configuration.md", () => {
 
   it("no doc of ours names a SORI_* variable that neither src/config.ts, the engine nor the test harness reads", () => {
     // SORI_TESTDATA and SORI_TEST_PG_URL: read by the test harness.
-    const known = new Set([...configVars, ...engineVars(), ...varsIn(read("test/helpers/server.ts")), "SORI_TEST_PG_URL"]);
-    for (const file of ["README.md", "docs/api.md", "docs/configuration.md", "docs/errors.md", "docs/architecture.md"]) {
+    const known = new Set([
+      ...configVars,
+      ...engineVars(),
+      ...varsIn(read("test/helpers/server.ts")),
+      "SORI_TEST_PG_URL",
+    ]);
+    for (const file of [
+      "README.md",
+      "docs/api.md",
+      "docs/configuration.md",
+      "docs/errors.md",
+      "docs/architecture.md",
+    ]) {
       for (const v of varsIn(read(file))) assert.ok(known.has(v), `${file} names ${v}, which nothing reads`);
     }
   });

@@ -22,14 +22,24 @@ describe("toFailure", () => {
     });
   }
   it("anything else is a retryable E500", () => {
-    assert.deepEqual(toFailure(new Error("boom")), { code: "E500", message: "transcription failed: boom", retryable: true });
+    assert.deepEqual(toFailure(new Error("boom")), {
+      code: "E500",
+      message: "transcription failed: boom",
+      retryable: true,
+    });
   });
 });
 
 describe("hidePaths", () => {
   it("names the audio and hides other server paths, leaving URLs and ratios alone", () => {
-    assert.equal(hidePaths("cannot decode /srv/data/blobs/ab/cd: bad", "/srv/data/blobs/ab/cd"), "cannot decode the uploaded file: bad");
-    assert.equal(hidePaths("model directory not found: /opt/sori/models/base", null), "model directory not found: <server path>");
+    assert.equal(
+      hidePaths("cannot decode /srv/data/blobs/ab/cd: bad", "/srv/data/blobs/ab/cd"),
+      "cannot decode the uploaded file: bad",
+    );
+    assert.equal(
+      hidePaths("model directory not found: /opt/sori/models/base", null),
+      "model directory not found: <server path>",
+    );
     assert.equal(hidePaths("see http://host/a/b, ratio 1/2", null), "see http://host/a/b, ratio 1/2");
   });
 });

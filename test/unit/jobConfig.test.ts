@@ -16,7 +16,8 @@ function rejects(config: unknown, field: string | RegExp): void {
       assert.ok(e instanceof InvalidInput, `expected InvalidInput, got ${String(e)}`);
       assert.equal(toApiError(e).code, "H0001");
       assert.equal(toApiError(e).status, 400);
-      if (typeof field === "string") assert.ok(e.message.includes(field), `message ${JSON.stringify(e.message)} should name ${field}`);
+      if (typeof field === "string")
+        assert.ok(e.message.includes(field), `message ${JSON.stringify(e.message)} should name ${field}`);
       else assert.match(e.message, field);
       return true;
     },
@@ -94,15 +95,24 @@ describe("parseJobConfig", () => {
     assert.equal(parse({ model_name: "whisper", language: "ko" }).language_candidates, undefined);
     for (const language of ["detect", "multi"]) {
       assert.deepEqual(parse({ model_name: "whisper", language }).language_candidates, ["ko", "ja", "zh", "en"]);
-      assert.deepEqual(parse({ model_name: "whisper", language, language_candidates: ["ko", "en"] }).language_candidates, ["ko", "en"]);
+      assert.deepEqual(
+        parse({ model_name: "whisper", language, language_candidates: ["ko", "en"] }).language_candidates,
+        ["ko", "en"],
+      );
     }
     // Accepted and ignored with a fixed language, as the real service does (probe P1).
     assert.equal(parse({ model_name: "whisper", language: "ko", language_candidates: ["ko", "en"] }).language, "ko");
   });
 
   it("the real service's rules (rtzr-cli probes T1, T2, T5-T7, T9, P5): 400 H0001 with its messages", () => {
-    rejects({ model_name: "sommers", diarization: { spk_count: 2 } }, /diarization cannot be used without use_diarization/);
-    rejects({ model_name: "sommers", use_diarization: false, diarization: { spk_count: 2 } }, /diarization cannot be used without use_diarization/);
+    rejects(
+      { model_name: "sommers", diarization: { spk_count: 2 } },
+      /diarization cannot be used without use_diarization/,
+    );
+    rejects(
+      { model_name: "sommers", use_diarization: false, diarization: { spk_count: 2 } },
+      /diarization cannot be used without use_diarization/,
+    );
     rejects({ model_name: "sommers", language: "detect" }, /unsupported language/);
     rejects({ model_name: "sommers", language: "ko", language_candidates: ["ko", "en"] }, /unsupported language/);
     rejects({ model_name: "sommers", language_candidates: ["ko", "en"] }, /unsupported language/);
@@ -124,7 +134,12 @@ describe("parseJobConfig", () => {
   });
 
   it("ignores unknown fields, top-level and nested, and drops them", () => {
-    const c = parse({ something_new: 1, use_diarization: true, diarization: { spk_count: 2, other: true }, insight: { x: 1 } }) as unknown as Record<string, unknown>;
+    const c = parse({
+      something_new: 1,
+      use_diarization: true,
+      diarization: { spk_count: 2, other: true },
+      insight: { x: 1 },
+    }) as unknown as Record<string, unknown>;
     assert.equal("something_new" in c, false);
     assert.deepEqual(c.diarization, { spk_count: 2 });
     assert.deepEqual(c.insight, {});
@@ -132,13 +147,16 @@ describe("parseJobConfig", () => {
 
   describe("400 H0001", () => {
     it("for a missing config part", () => {
-      assert.throws(() => parseJobConfig(undefined), (e: unknown) => e instanceof InvalidInput && toApiError(e).code === "H0001" && /config/.test(e.message));
+      assert.throws(
+        () => parseJobConfig(undefined),
+        (e: unknown) => e instanceof InvalidInput && toApiError(e).code === "H0001" && /config/.test(e.message),
+      );
     });
     it("for text that is not JSON", () => {
-      for (const text of ["{model_name:", "", "{\"a\":1", "undefined"]) rejects(text, /JSON/);
+      for (const text of ["{model_name:", "", '{"a":1', "undefined"]) rejects(text, /JSON/);
     });
     it("for JSON that is not an object", () => {
-      for (const text of ["[1,2]", "null", "\"{}\"", "42", "true"]) rejects(text, /object/);
+      for (const text of ["[1,2]", "null", '"{}"', "42", "true"]) rejects(text, /object/);
     });
 
     const cases: [string, unknown, string][] = [
@@ -149,11 +167,31 @@ describe("parseJobConfig", () => {
       ["whisper without language", { model_name: "whisper" }, "language"],
       ["detect with sommers", { language: "detect" }, "language"],
       ["multi with sommers", { model_name: "sommers", language: "multi" }, "language"],
-      ["language_candidates not ISO 639-1", { model_name: "whisper", language: "detect", language_candidates: ["xx"] }, "language_candidates"],
-      ["language_candidates three-letter code", { model_name: "whisper", language: "detect", language_candidates: ["haw"] }, "language_candidates"],
-      ["language_candidates upper case", { model_name: "whisper", language: "detect", language_candidates: ["EN"] }, "language_candidates"],
-      ["language_candidates not an array", { model_name: "whisper", language: "detect", language_candidates: "ko" }, "language_candidates"],
-      ["language_candidates empty", { model_name: "whisper", language: "multi", language_candidates: [] }, "language_candidates"],
+      [
+        "language_candidates not ISO 639-1",
+        { model_name: "whisper", language: "detect", language_candidates: ["xx"] },
+        "language_candidates",
+      ],
+      [
+        "language_candidates three-letter code",
+        { model_name: "whisper", language: "detect", language_candidates: ["haw"] },
+        "language_candidates",
+      ],
+      [
+        "language_candidates upper case",
+        { model_name: "whisper", language: "detect", language_candidates: ["EN"] },
+        "language_candidates",
+      ],
+      [
+        "language_candidates not an array",
+        { model_name: "whisper", language: "detect", language_candidates: "ko" },
+        "language_candidates",
+      ],
+      [
+        "language_candidates empty",
+        { model_name: "whisper", language: "multi", language_candidates: [] },
+        "language_candidates",
+      ],
       ["use_diarization as string", { use_diarization: "true" }, "use_diarization"],
       ["spk_count < 0", { use_diarization: true, diarization: { spk_count: -1 } }, "diarization.spk_count"],
       ["spk_count fractional", { use_diarization: true, diarization: { spk_count: 1.5 } }, "diarization.spk_count"],
@@ -190,7 +228,10 @@ describe("parseJobConfig", () => {
     });
 
     it("the message is prefixed with the config path", () => {
-      assert.throws(() => parse({ paragraph_splitter: { max: 0 } }), (e: unknown) => e instanceof InvalidInput && e.message.startsWith("config.paragraph_splitter.max"));
+      assert.throws(
+        () => parse({ paragraph_splitter: { max: 0 } }),
+        (e: unknown) => e instanceof InvalidInput && e.message.startsWith("config.paragraph_splitter.max"),
+      );
     });
   });
 });

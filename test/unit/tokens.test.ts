@@ -73,7 +73,12 @@ describe("access tokens", () => {
   });
 
   it("rejects alg none and other HMAC algorithms with the same key", async () => {
-    const none = new UnsecuredJWT({}).setSubject("c").setIssuer("sori").setAudience("sori-api").setExpirationTime("1h").encode();
+    const none = new UnsecuredJWT({})
+      .setSubject("c")
+      .setIssuer("sori")
+      .setAudience("sori-api")
+      .setExpirationTime("1h")
+      .encode();
     assert.equal(await issuer.verify(none), null);
     // "none" with a signature part that is not empty, and the header rewritten on a valid token.
     const valid = (await issuer.issue("c")).access_token;
@@ -81,15 +86,21 @@ describe("access tokens", () => {
     const noneHeader = Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url");
     assert.equal(await issuer.verify(`${noneHeader}.${payload}.`), null);
     assert.equal(await issuer.verify(`${noneHeader}.${payload}.${sig}`), null);
-    const hs512 = await signed((j) => j.setSubject("c").setIssuer("sori").setAudience("sori-api").setExpirationTime("1h"), "HS512");
+    const hs512 = await signed(
+      (j) => j.setSubject("c").setIssuer("sori").setAudience("sori-api").setExpirationTime("1h"),
+      "HS512",
+    );
     assert.equal(await issuer.verify(hs512), null);
   });
 
   it("rejects garbage and a tampered payload", async () => {
     const valid = (await issuer.issue("c")).access_token;
     const [h, , s] = valid.split(".");
-    const forgedPayload = Buffer.from(JSON.stringify({ sub: "admin", iss: "sori", aud: "sori-api", exp: 9e9 })).toString("base64url");
-    for (const t of ["", "abc", "a.b.c", `${valid}x`, `${h}.${forgedPayload}.${s}`]) assert.equal(await issuer.verify(t), null, t);
+    const forgedPayload = Buffer.from(
+      JSON.stringify({ sub: "admin", iss: "sori", aud: "sori-api", exp: 9e9 }),
+    ).toString("base64url");
+    for (const t of ["", "abc", "a.b.c", `${valid}x`, `${h}.${forgedPayload}.${s}`])
+      assert.equal(await issuer.verify(t), null, t);
   });
 
   describe("loadSigningKey", () => {

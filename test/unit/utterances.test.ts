@@ -40,12 +40,18 @@ describe("toUtterances", () => {
 
   it("drops segments whose text is empty or blank", () => {
     const out = toUtterances([seg(0, 1, ""), seg(1, 2, "   \n"), seg(2, 3, "ok")], { wordTimestamps: false });
-    assert.deepEqual(out.map((u) => u.msg), ["ok"]);
+    assert.deepEqual(
+      out.map((u) => u.msg),
+      ["ok"],
+    );
   });
 
   it("orders utterances by start time", () => {
     const out = toUtterances([seg(5, 6, "c"), seg(0, 1, "a"), seg(2, 3, "b")], { wordTimestamps: false });
-    assert.deepEqual(out.map((u) => u.msg), ["a", "b", "c"]);
+    assert.deepEqual(
+      out.map((u) => u.msg),
+      ["a", "b", "c"],
+    );
   });
 
   it("uses spk 0 by default and the given speaker or channel id otherwise", () => {
@@ -54,10 +60,16 @@ describe("toUtterances", () => {
   });
 
   it("lang is an ISO 639-1 code: Whisper's own tokens are translated", () => {
-    const out = toUtterances([seg(0, 1, "a", "jw"), seg(1, 2, "b", "yue"), seg(2, 3, "c", "ja"), seg(3, 4, "d", "en")], {
-      wordTimestamps: false,
-    });
-    assert.deepEqual(out.map((u) => u.lang), ["jv", "zh", "ja", "en"]);
+    const out = toUtterances(
+      [seg(0, 1, "a", "jw"), seg(1, 2, "b", "yue"), seg(2, 3, "c", "ja"), seg(3, 4, "d", "en")],
+      {
+        wordTimestamps: false,
+      },
+    );
+    assert.deepEqual(
+      out.map((u) => u.lang),
+      ["jv", "zh", "ja", "en"],
+    );
     for (const u of out) {
       assert.match(u.lang, /^[a-z]{2}$/);
       assert.ok(WHISPER_LANGUAGES.has(u.lang), u.lang);
@@ -65,7 +77,9 @@ describe("toUtterances", () => {
   });
 
   it("has no words field unless word timestamps were asked for", () => {
-    const [u] = toUtterances([seg(0, 1, "a b", "ko", [word(0, 0.5, "a"), word(0.5, 1, "b")])], { wordTimestamps: false });
+    const [u] = toUtterances([seg(0, 1, "a b", "ko", [word(0, 0.5, "a"), word(0.5, 1, "b")])], {
+      wordTimestamps: false,
+    });
     assert.equal("words" in u!, false);
   });
 

@@ -13,13 +13,24 @@ const u32 = (n: number): Buffer => {
   b.writeUInt32LE(n);
   return b;
 };
-const chunk = (id: string, body: Buffer): Buffer => Buffer.concat([Buffer.from(id, "latin1"), u32(body.length), body, body.length % 2 ? Buffer.alloc(1) : Buffer.alloc(0)]);
+const chunk = (id: string, body: Buffer): Buffer =>
+  Buffer.concat([
+    Buffer.from(id, "latin1"),
+    u32(body.length),
+    body,
+    body.length % 2 ? Buffer.alloc(1) : Buffer.alloc(0),
+  ]);
 
 /** A RIFF/WAVE header with `tag` in its fmt chunk, optionally after another chunk; EXTENSIBLE carries `sub`. */
 function wav(tag: number, opts: { before?: Buffer; sub?: number } = {}): Buffer {
   let fmt = Buffer.concat([u16(tag), u16(1), u32(16000), u32(32000), u16(2), u16(16)]);
   if (opts.sub !== undefined) fmt = Buffer.concat([fmt, u16(22), u16(16), u32(4), u16(opts.sub), Buffer.alloc(14)]);
-  const body = Buffer.concat([Buffer.from("WAVE"), opts.before ?? Buffer.alloc(0), chunk("fmt ", fmt), chunk("data", Buffer.alloc(64))]);
+  const body = Buffer.concat([
+    Buffer.from("WAVE"),
+    opts.before ?? Buffer.alloc(0),
+    chunk("fmt ", fmt),
+    chunk("data", Buffer.alloc(64)),
+  ]);
   return Buffer.concat([Buffer.from("RIFF"), u32(body.length), body]);
 }
 
@@ -46,10 +57,17 @@ describe("checkWavCodec", () => {
     return f;
   };
   it("passes PCM, float, A-law, mu-law, ADPCM and extensible PCM", async () => {
-    for (const b of [wav(0x0001), wav(0x0003), wav(0x0006), wav(0x0007), wav(0x0011), wav(0xfffe, { sub: 1 })]) await checkWavCodec(file(b));
+    for (const b of [wav(0x0001), wav(0x0003), wav(0x0006), wav(0x0007), wav(0x0011), wav(0xfffe, { sub: 1 })])
+      await checkWavCodec(file(b));
   });
   it("refuses a tag the engine has no decoder for: 400 H0010 naming the tag", async () => {
-    await assert.rejects(checkWavCodec(file(wav(0x1234))), (e: unknown) => e instanceof ApiError && e.code === "H0010" && /0x1234/.test(e.message));
-    await assert.rejects(checkWavCodec(file(wav(0xfffe, { sub: 0x4321 }))), (e: unknown) => e instanceof ApiError && e.code === "H0010");
+    await assert.rejects(
+      checkWavCodec(file(wav(0x1234))),
+      (e: unknown) => e instanceof ApiError && e.code === "H0010" && /0x1234/.test(e.message),
+    );
+    await assert.rejects(
+      checkWavCodec(file(wav(0xfffe, { sub: 0x4321 }))),
+      (e: unknown) => e instanceof ApiError && e.code === "H0010",
+    );
   });
 });

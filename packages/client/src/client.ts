@@ -48,10 +48,14 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 export class SoriClient {
@@ -119,12 +123,18 @@ export class SoriClient {
 
   /** GET /v1/transcribe/{id}/export: the completed transcript as SRT, WebVTT or plain text. */
   async export(id: string, format: ExportFormat): Promise<string> {
-    const r = await this.call(`/v1/transcribe/${encodeURIComponent(id)}/export?format=${format}`, () => ({ method: "GET" }), ["A0003"]);
+    const r = await this.call(
+      `/v1/transcribe/${encodeURIComponent(id)}/export?format=${format}`,
+      () => ({ method: "GET" }),
+      ["A0003"],
+    );
     return r.text();
   }
 
   /** GET /v1/transcribe: the caller's jobs, newest first; pass next_cursor back for the next page. */
-  async list(q: { status?: "transcribing" | "completed" | "failed"; limit?: number; cursor?: string } = {}): Promise<JobList> {
+  async list(
+    q: { status?: "transcribing" | "completed" | "failed"; limit?: number; cursor?: string } = {},
+  ): Promise<JobList> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined) params.set(k, String(v));
     const qs = params.size ? `?${params}` : "";
@@ -147,7 +157,10 @@ export class SoriClient {
     for (let attempt = 0; ; attempt++) {
       const token = await this.accessToken();
       const req = init();
-      const r = await this.doFetch(`${this.base}${route}`, { ...req, headers: { ...(req.headers as Record<string, string>), authorization: `Bearer ${token}` } });
+      const r = await this.doFetch(`${this.base}${route}`, {
+        ...req,
+        headers: { ...(req.headers as Record<string, string>), authorization: `Bearer ${token}` },
+      });
       if (r.ok) return r;
       const err = await toError(r);
       if (r.status === 401 && !renewed) {

@@ -7,17 +7,23 @@ import { TaskFailed, toRefineFailure } from "../failure.js";
 import type { TaskCompletion } from "../queue.js";
 import type { TaskContext, TaskDefinition, TaskDeps } from "./types.js";
 
-const unavailable = (message: string) => new TaskFailed({ code: "refiner_input_unavailable", message, retryable: false });
+const unavailable = (message: string) =>
+  new TaskFailed({ code: "refiner_input_unavailable", message, retryable: false });
 
 export function refineTask(deps: TaskDeps): TaskDefinition {
   const { engine, config } = deps;
   return {
     toFailure: toRefineFailure,
-    audioMissing: { code: "refiner_input_unavailable", message: "the job's audio is no longer stored", retryable: false },
+    audioMissing: {
+      code: "refiner_input_unavailable",
+      message: "the job's audio is no longer stored",
+      retryable: false,
+    },
     async run({ job, audioPath, onProgress, log }: TaskContext): Promise<TaskCompletion> {
       const settings = deps.refiner;
       // A worker claims refinements only with a refiner; this guards a misconfigured call.
-      if (!settings) throw new TaskFailed({ code: "refiner_failed", message: "no refiner is configured", retryable: false });
+      if (!settings)
+        throw new TaskFailed({ code: "refiner_failed", message: "no refiner is configured", retryable: false });
       const base = readResults(job.result);
       if (!base) throw unavailable("the base result has no utterances");
       const budgetS = job.audio_s ?? config.maxAudioS;
@@ -30,7 +36,13 @@ export function refineTask(deps: TaskDeps): TaskDefinition {
         onProgress,
       }).catch((err: unknown) => {
         // Only a crashed or hung engine may pass on another attempt (toRefineFailure); a bug here would not.
-        throw err instanceof EngineError ? err : new TaskFailed({ code: "refiner_failed", message: (err as Error)?.message ?? String(err), retryable: false });
+        throw err instanceof EngineError
+          ? err
+          : new TaskFailed({
+              code: "refiner_failed",
+              message: (err as Error)?.message ?? String(err),
+              retryable: false,
+            });
       });
       log.info({ utterances: refined.utterances.length, changed: refined.changed }, "refinement done");
       return { results: { refine_result: JSON.stringify({ utterances: refined.utterances }) } };

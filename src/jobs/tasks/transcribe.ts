@@ -15,7 +15,13 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
       const started = Date.now();
       const { results, insightError } = await runJobPipeline(
         { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
-        { engine, models, timeoutFactor: config.engineTimeoutFactor, onProgress, insight: { backend: deps.insight, timeoutMs: config.insight.timeoutS * 1000 } },
+        {
+          engine,
+          models,
+          timeoutFactor: config.engineTimeoutFactor,
+          onProgress,
+          insight: { backend: deps.insight, timeoutMs: config.insight.timeoutS * 1000 },
+        },
         job.audio_s,
       );
       if (jobConfig.use_insight) {
@@ -27,7 +33,11 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
         results: { result: JSON.stringify(results), ...(jobConfig.use_insight ? { insight_error: insightError } : {}) },
         // The refinement starts with the completion, queued, or failed at once where this deployment cannot refine.
         ...(jobConfig.use_refinement
-          ? { next: refinable ? { kind: "refine" as const } : { kind: "refine" as const, failed: { code: "refiner_enqueue_failed", message: null } } }
+          ? {
+              next: refinable
+                ? { kind: "refine" as const }
+                : { kind: "refine" as const, failed: { code: "refiner_enqueue_failed", message: null } },
+            }
           : {}),
       };
     },

@@ -18,7 +18,8 @@ export async function openBlobStore(config: Config, store: Store): Promise<BlobS
       return localBlobStore(config.dataDir);
     case "postgres":
       // loadConfig already refuses this without SORI_DATABASE_URL; this guards programmatic callers.
-      if (store.dialect !== "postgres") throw new Error("SORI_BLOB_STORE=postgres needs the PostgreSQL job store (SORI_DATABASE_URL)");
+      if (store.dialect !== "postgres")
+        throw new Error("SORI_BLOB_STORE=postgres needs the PostgreSQL job store (SORI_DATABASE_URL)");
       return postgresBlobStore(store, config.dataDir);
     case "s3":
       return (await import("./s3.js")).s3BlobStore(config.blobs.s3, config.dataDir);

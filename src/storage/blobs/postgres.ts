@@ -30,7 +30,8 @@ export function postgresBlobStore(store: Store, dataDir: string): BlobStore {
     // One transaction: a put that fails (over the limit, client gone, process killed) leaves no rows at all.
     await db.transaction().execute(async (trx) => {
       let seq = 0;
-      const insert = (bytes: Buffer) => trx.insertInto("blob_chunks").values({ blob_key: key, seq: seq++, bytes, created_at: now }).execute();
+      const insert = (bytes: Buffer) =>
+        trx.insertInto("blob_chunks").values({ blob_key: key, seq: seq++, bytes, created_at: now }).execute();
       await pipeline(source, counter, async (chunks: AsyncIterable<Buffer>) => {
         let pending: Buffer[] = [];
         let size = 0;
@@ -53,7 +54,12 @@ export function postgresBlobStore(store: Store, dataDir: string): BlobStore {
 
   async function* chunksOf(key: string): AsyncGenerator<Buffer> {
     for (let seq = 0; ; seq++) {
-      const row = await db.selectFrom("blob_chunks").select("bytes").where("blob_key", "=", key).where("seq", "=", seq).executeTakeFirst();
+      const row = await db
+        .selectFrom("blob_chunks")
+        .select("bytes")
+        .where("blob_key", "=", key)
+        .where("seq", "=", seq)
+        .executeTakeFirst();
       if (!row) {
         if (seq === 0) throw new BlobNotFoundError();
         return;

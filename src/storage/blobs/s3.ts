@@ -3,7 +3,13 @@
 import fs from "node:fs";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  S3ServiceException,
+} from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { BlobStore } from "./types.js";
 import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
@@ -24,7 +30,8 @@ export interface S3Settings {
 const PART_BYTES = 5 * 1024 * 1024;
 
 const notFound = (err: unknown): boolean =>
-  err instanceof S3ServiceException && (err.name === "NoSuchKey" || err.name === "NotFound" || err.$metadata?.httpStatusCode === 404);
+  err instanceof S3ServiceException &&
+  (err.name === "NoSuchKey" || err.name === "NotFound" || err.$metadata?.httpStatusCode === 404);
 
 export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
   const client = new S3Client({
@@ -81,7 +88,9 @@ export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
       const old: string[] = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: s.bucket, Prefix: s.prefix, ContinuationToken: token }));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: s.bucket, Prefix: s.prefix, ContinuationToken: token }),
+        );
         for (const o of page.Contents ?? []) {
           const key = o.Key?.slice(s.prefix.length) ?? "";
           if (BLOB_KEY.test(key) && o.LastModified && now - o.LastModified.getTime() > olderThanMs) old.push(key);
@@ -95,4 +104,3 @@ export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
     },
   };
 }
-

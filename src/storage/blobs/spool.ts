@@ -24,7 +24,12 @@ export function spoolPath(dataDir: string, use: SpoolUse): string {
 }
 
 /** Streams `source` to a new spool file; on any failure (over `maxBytes` included) the partial file is removed. */
-export async function spoolStream(dataDir: string, use: SpoolUse, source: Readable, maxBytes?: number): Promise<{ path: string; bytes: number }> {
+export async function spoolStream(
+  dataDir: string,
+  use: SpoolUse,
+  source: Readable,
+  maxBytes?: number,
+): Promise<{ path: string; bytes: number }> {
   const file = spoolPath(dataDir, use);
   const counter = byteLimit(maxBytes);
   try {
@@ -41,7 +46,11 @@ export async function spoolStream(dataDir: string, use: SpoolUse, source: Readab
  * (moments after its last byte), so one untouched for `maxAgeMs.upload` is abandoned; an engine copy is read for as
  * long as an engine run may last, so it gets `maxAgeMs.engine`.
  */
-export async function sweepSpool(dataDir: string, maxAgeMs: Record<SpoolUse, number>, now = Date.now()): Promise<number> {
+export async function sweepSpool(
+  dataDir: string,
+  maxAgeMs: Record<SpoolUse, number>,
+  now = Date.now(),
+): Promise<number> {
   const dir = spoolDir(dataDir);
   let removed = 0;
   for (const name of await fs.promises.readdir(dir)) {

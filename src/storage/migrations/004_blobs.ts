@@ -15,5 +15,10 @@ export async function up(db: Kysely<unknown>, dialect: "sqlite" | "postgres"): P
   // Audio is already compressed: storing it out of line without another compression pass saves CPU for nothing lost.
   await sql`ALTER TABLE blob_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL`.execute(db);
   // The orphan sweep lists first chunks by age.
-  await db.schema.createIndex("blob_chunks_first_created").on("blob_chunks").column("created_at").where(sql.ref("seq"), "=", 0).execute();
+  await db.schema
+    .createIndex("blob_chunks_first_created")
+    .on("blob_chunks")
+    .column("created_at")
+    .where(sql.ref("seq"), "=", 0)
+    .execute();
 }

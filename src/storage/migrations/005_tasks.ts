@@ -55,8 +55,22 @@ export async function up(db: Kysely<unknown>, dialect: "sqlite" | "postgres"): P
     await db.schema.dropIndex(index).ifExists().execute();
   }
   const moved = [
-    "state", "attempts", "max_attempts", "run_at", "locked_by", "lease_until", "progress", "error_code", "error_message",
-    "started_at", "finished_at", "refine_status", "refine_error", "refine_locked_by", "refine_lease_until", "refine_attempts",
+    "state",
+    "attempts",
+    "max_attempts",
+    "run_at",
+    "locked_by",
+    "lease_until",
+    "progress",
+    "error_code",
+    "error_message",
+    "started_at",
+    "finished_at",
+    "refine_status",
+    "refine_error",
+    "refine_locked_by",
+    "refine_lease_until",
+    "refine_attempts",
   ];
   for (const column of moved) await db.schema.alterTable("jobs").dropColumn(column).execute();
 }

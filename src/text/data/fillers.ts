@@ -4,7 +4,20 @@
 // and are removed only when speech marks them as fillers (a comma or ellipsis after them, a long vowel).
 export const FILLERS: Record<"ko" | "ja" | "en", readonly string[]> = {
   ko: ["음", "음음", "으음", "어", "어어", "어어어", "으", "으으", "아", "아아", "에", "에에", "흠", "엄", "어음"],
-  ja: ["えー", "えっと", "えーっと", "ええと", "えーと", "あー", "うーん", "うん、うん", "んー", "あのー", "そのー", "まー"],
+  ja: [
+    "えー",
+    "えっと",
+    "えーっと",
+    "ええと",
+    "えーと",
+    "あー",
+    "うーん",
+    "うん、うん",
+    "んー",
+    "あのー",
+    "そのー",
+    "まー",
+  ],
   en: ["um", "umm", "uh", "uhh", "erm", "er", "hmm", "mm", "ah"],
 };
 
