@@ -30,11 +30,7 @@ import { runPipeline } from "../src/pipeline/run.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
 import { levenshtein } from "../src/text/editDistance.js";
-
-const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA
-  ? path.resolve(process.env.SORI_TESTDATA)
-  : path.resolve(ROOT, "..", "shared", "testdata");
+import { ROOT, TESTDATA } from "./paths.js";
 
 /** Proper nouns and rare words taken from the shared references, per language. */
 export const KEYWORDS: Record<string, string[]> = {

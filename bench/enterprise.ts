@@ -30,11 +30,7 @@ import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/
 import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { manifest, Tally } from "./cer.js";
 import { factsKept, loadEvalSet } from "./insight/evalset.js";
-
-const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA
-  ? path.resolve(process.env.SORI_TESTDATA)
-  : path.resolve(ROOT, "..", "shared", "testdata");
+import { ROOT, TESTDATA } from "./paths.js";
 
 const { values: args } = parseArgs({
   options: {

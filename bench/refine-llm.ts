@@ -21,11 +21,8 @@ import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { manifest, normalEdits, Tally } from "./cer.js";
+import { ROOT, TESTDATA } from "./paths.js";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const TESTDATA = process.env.SORI_TESTDATA
-  ? path.resolve(process.env.SORI_TESTDATA)
-  : path.resolve(ROOT, "..", "shared", "testdata");
 const { values: args } = parseArgs({
   options: {
     langs: { type: "string", default: "ko,ja" },
