@@ -122,6 +122,8 @@ const EXAMPLES: readonly ChatTurn[] = [
   },
 ];
 
+const EXAMPLE_LANGUAGES = new Set(["ko", "ja"]);
+
 /** The instruction for one transcript: its language, the client's perspective and keywords, then the text. */
 export function buildPrompt(input: InsightInput): ChatPrompt {
   const lines = [`Language: ${languageName(input.language)}`];
@@ -132,6 +134,11 @@ export function buildPrompt(input: InsightInput): ChatPrompt {
     input.fromNotes ? "Notes on consecutive parts of one long conversation:" : "Transcript:",
     input.transcript,
   );
+  // Four of the six examples are Korean or Japanese, and the 1.5B model answered English transcripts in Chinese or
+  // Korean (whisper_jfk.flac, earnings22_3) until the language was repeated last; ko and ja answer in kind without it.
+  if (!EXAMPLE_LANGUAGES.has(input.language)) {
+    lines.push(`Write the title and the summary in ${languageName(input.language)}, in your own words.`);
+  }
   return { system: SYSTEM, examples: EXAMPLES, user: lines.join("\n") };
 }
 

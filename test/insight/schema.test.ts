@@ -138,6 +138,9 @@ describe("insight output validation", () => {
     for (const label of Object.keys(CATEGORY_LABELS)) assert.ok(p.system.includes(label));
     const en = buildPrompt({ transcript: "hi", language: "en" });
     assert.equal(en.system, p.system);
+    // Outside the examples' languages the answer's language is asked for again, last (whisper_jfk came back Chinese).
+    assert.match(en.user, /hi\nWrite the title and the summary in English, in your own words\.$/);
+    assert.doesNotMatch(p.user, /Write the title/);
     assert.deepEqual(en.examples, p.examples);
     for (const ex of p.examples)
       assert.doesNotThrow(() =>
