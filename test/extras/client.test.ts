@@ -95,7 +95,13 @@ describe("@sori/client against the real server", () => {
   });
 
   it("backs off on 429 A0002 (too many jobs in progress) until a slot frees", async () => {
-    const client = new SoriClient({ ...creds(["--max-concurrent", "1"]), pollIntervalMs: 300, maxBackoffMs: 2000 });
+    // Enough retries to outlast the first job on a loaded machine (8, the default, is about 15 s at 2 s apart).
+    const client = new SoriClient({
+      ...creds(["--max-concurrent", "1"]),
+      pollIntervalMs: 300,
+      maxBackoffMs: 2000,
+      maxRetries: 150,
+    });
     const first = await client.submit(KO, {});
     const started = Date.now();
     const second = await client.submit(KO, {}); // refused with A0002 until the first is final
