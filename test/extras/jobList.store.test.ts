@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { claimTasks, completeTask, type Lease } from "../../src/jobs/queue.js";
-import { insertClient } from "../../src/storage/clients.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { deleteJob, listJobs } from "../../src/storage/jobList.js";
 import { countInFlight, getJob, insertJob } from "../../src/storage/jobs.js";
@@ -30,19 +30,7 @@ for (const [label, skip] of [
       if (label === "PostgreSQL") pgDb = await createPgDatabase("sori_joblist");
       store = await openStore({ databaseUrl: pgDb?.url, dataDir: path.join(dir, "data") });
       for (const id of ["a", "b"]) {
-        await insertClient(
-          store,
-          {
-            id,
-            name: id,
-            secret_hash: "scrypt$x",
-            tier: "standard",
-            max_concurrent: null,
-            quota_s: null,
-            read_rps: null,
-          },
-          T,
-        );
+        await insertTestClient(store, id, "standard", T);
       }
     });
     after(async () => {

@@ -20,10 +20,10 @@ import {
   type TaskCompletion,
 } from "../../src/jobs/queue.js";
 import { sweepExpired } from "../../src/jobs/retention.js";
-import { type BlobStore } from "../../src/storage/blobs/index.js";
+import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
-import { insertClient } from "../../src/storage/clients.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
 import { createPgDatabase, pgUnavailable, type PgDatabase } from "../helpers/scaleout.js";
@@ -53,19 +53,7 @@ for (const [label, usePg, skip] of [
       }
       store = await openStore({ databaseUrl, dataDir: path.join(dir, "data") });
       blobs = localBlobStore(path.join(dir, "data"));
-      await insertClient(
-        store,
-        {
-          id: "c",
-          name: "c",
-          secret_hash: "scrypt$x",
-          tier: "enterprise",
-          max_concurrent: null,
-          quota_s: null,
-          read_rps: null,
-        },
-        T,
-      );
+      await insertTestClient(store, "c", "enterprise", T);
     });
     after(async () => {
       await store?.close();

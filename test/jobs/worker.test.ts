@@ -15,7 +15,7 @@ import { Worker } from "../../src/jobs/worker.js";
 import { registry } from "../../src/metrics/index.js";
 import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
-import { insertClient } from "../../src/storage/clients.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob } from "../../src/storage/jobs.js";
 import { ROOT, tempDataDir, TESTDATA } from "../helpers/server.js";
@@ -92,15 +92,7 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
     store = await openStore({ dataDir });
     blobs = localBlobStore(dataDir);
     engine = new Engine({ python: config.python });
-    await insertClient(store, {
-      id: "c",
-      name: "c",
-      secret_hash: "scrypt$x",
-      tier: "standard",
-      max_concurrent: null,
-      quota_s: null,
-      read_rps: null,
-    });
+    await insertTestClient(store, "c");
   });
   after(async () => {
     await worker?.stop(0);

@@ -17,10 +17,11 @@ import {
   renewLease,
   type Lease,
 } from "../../src/jobs/queue.js";
-import { type BlobStore } from "../../src/storage/blobs/index.js";
+import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
-import { getClient, insertClient, listClients, updateClient } from "../../src/storage/clients.js";
+import { getClient, listClients, updateClient } from "../../src/storage/clients.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import {
   audioSecondsSince,
@@ -90,19 +91,7 @@ for (const [label, makeBackend, skip] of [
       store = await openStore(where);
       blobs = localBlobStore(where.dataDir);
       for (const id of [clientA, clientB]) {
-        await insertClient(
-          store,
-          {
-            id,
-            name: id,
-            secret_hash: "scrypt$x",
-            tier: "standard",
-            max_concurrent: null,
-            quota_s: null,
-            read_rps: null,
-          },
-          T,
-        );
+        await insertTestClient(store, id, "standard", T);
       }
     });
     after(async () => {
