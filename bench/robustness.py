@@ -2,8 +2,12 @@
 """Robustness of the engine's transcripts to non-speech and phone audio: invented text, loops, narrow-band CER.
 
 Each clip of ../shared/testdata (ko/ja/en, references from MANIFEST.tsv) is turned into one input file per
-condition and transcribed by the engine's own `transcriber.transcribe` (a fixed language, the registry entry's
-decoding settings), exactly as a job would be:
+condition and transcribed by the engine's own `transcriber.transcribe` with the request the service sends for a job
+of that model and domain: bench/engine-params.ts runs src/pipeline/run.ts `engineParams` over the model registry
+(`--model sommers|whisper`, `--domain GENERAL|CALL`, `--config` for other job fields), so the beam, the VAD (off
+for CALL), word timestamps (on: the paragraph splitter is on by default) and prompts are the service's; the engine
+parses it with its own `protocol.parse_transcribe`. `--beam`, `--vad`, `--words` override one field; `--set`
+overrides an engine constant. Conditions:
 
     clean        the clip as it is
     tail-*       non-speech appended after the speech: digital silence (5 s), room tone (3 s), phone-line hiss
@@ -22,7 +26,8 @@ Per condition and language:
     CER     normalized character error rate (NFKC, lower case, no spaces/punctuation/symbols; bench/models.py's)
     ins     the hallucination count: hypothesis words inserted before the first or after the last reference
             character (from a character alignment; a word is a whitespace-separated token of the hypothesis, so an
-            unspaced Japanese phrase counts once); ins-ch the same in characters
+            unspaced Japanese phrase counts once; not a "spill": the first/last reference words written longer,
+            see inserted()); ins-ch every character outside the reference's span
     loops   outputs (files) with a repetition loop: a unit of 2+ characters repeated 3+ times in a row in the
             transcript (within a segment or across segments) that the reference does not have, or a segment whose
             text compression ratio is above 2.4 (faster-whisper's threshold)
@@ -31,9 +36,10 @@ Per condition and language:
 Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
 today's main and "after" this tree, with the same models and inputs:
 
-    nice -n 10 .venv/bin/python bench/robustness.py --engine-root /work/main --json /tmp/before.json
+    nice -n 10 .venv/bin/python bench/robustness.py --engine-root /tmp/eng-before --json /tmp/before.json
     nice -n 10 .venv/bin/python bench/robustness.py --json /tmp/after.json
-    ... --vad off        # what domain CALL sent before (model.vad false)
+    ... --domain CALL    # a telephone job (model.vad false)
+    ... --model whisper  # the general entry (beam 1)
     ... --langs ko --conditions nb8k,amr --max-files 8 --show   # a subset, printing each hypothesis
     ... --compare /tmp/before.json /tmp/after.json                # one before -> after table
 """
@@ -45,11 +51,11 @@ import csv
 import importlib
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
 import unicodedata
-import wave
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +81,7 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 
 from sori_engine import transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
-from sori_engine.protocol import ModelConfig, TranscribeParams  # noqa: E402
+from sori_engine.protocol import parse_transcribe  # noqa: E402
 
 # ------------------------------------------------------------------------------------------------ scoring
 def _keep(ch: str) -> bool:
@@ -115,17 +121,37 @@ def align(ref: str, hyp: str) -> tuple[int, int, int]:
     return int(d[-1, -1]), min(before, last), last
 
 
+def _edge_substitutions(ref: str, hyp: str) -> int:
+    """Substituted characters at the end of an optimal alignment of ref and hyp, up to the last matching one."""
+    d = _distance(ref, hyp)
+    i, j, subs = len(ref), len(hyp), 0
+    while i > 0 and j > 0 and ref[i - 1] != hyp[j - 1] and d[i, j] == d[i - 1, j - 1] + 1:
+        i, j, subs = i - 1, j - 1, subs + 1
+    return subs
+
+
 def inserted(ref_text: str, hyp_text: str) -> tuple[int, int, int]:
-    """(edits, inserted words, inserted characters) outside the reference's span."""
+    """(edits, inserted words, inserted characters) outside the reference's span.
+
+    Characters outside count as an inserted word (the whitespace token holding them) unless they are a spill: no more
+    of them on that side than the reference's edge characters the hypothesis gets wrong there, i.e. the reference's
+    first/last words written longer (a kana reading of a kanji word: きょうちょうは for 気象庁は puts 3 characters
+    before the reference, against 3 substituted). Invented text after correctly heard last words has no substituted
+    edge, so it always counts. Spilled characters still count in the characters figure."""
     ref, hyp = norm_chars(ref_text), norm_chars(hyp_text)
     edits, first, last = align(ref, hyp)
     outside = set(range(first)) | set(range(last, len(hyp)))
     if not outside:
         return edits, 0, 0
+    counted = set(outside)
+    if first and first <= _edge_substitutions(ref[::-1], hyp[first:last][::-1]):
+        counted -= set(range(first))
+    if last < len(hyp) and len(hyp) - last <= _edge_substitutions(ref, hyp[first:last]):
+        counted -= set(range(last, len(hyp)))
     words, pos = 0, 0  # map normalized hyp characters back to the hypothesis' whitespace tokens
     for token in hyp_text.split():
         size = len(norm_chars(token))
-        if size and any(k in outside for k in range(pos, pos + size)):
+        if size and any(k in counted for k in range(pos, pos + size)):
             words += 1
         pos += size
     return edits, words, len(outside)
@@ -267,6 +293,27 @@ CONDITIONS = ["clean", "tail-silence5", "tail-room3", "tail-hiss3", "tail-click2
 
 
 # ------------------------------------------------------------------------------------------------ main
+def service_requests(args: argparse.Namespace, langs: list[str]) -> dict[str, dict]:
+    """Per language, the `transcribe` params the service sends for a job of this model/domain (src/pipeline/run.ts
+    engineParams over the model registry, via bench/engine-params.ts), with the --beam/--vad/--words overrides."""
+    configs = [json.dumps({**json.loads(args.config), "model_name": args.model, "language": lang,
+                           "domain": args.domain}) for lang in langs]
+    tsx = ROOT / "node_modules" / ".bin" / "tsx"
+    done = subprocess.run([str(tsx), str(ROOT / "bench" / "engine-params.ts"), *configs], cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bench/engine-params.ts failed:\n{done.stderr}")
+    requests = dict(zip(langs, json.loads(done.stdout), strict=True))
+    for req in requests.values():
+        if args.beam is not None:
+            req["model"]["beam_size"] = args.beam
+        if args.vad is not None:
+            req["model"]["vad"] = args.vad == "on"
+        if args.words is not None:
+            req["word_timestamps"] = args.words == "on"
+    return requests
+
+
 def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict]:
     with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
         rows = [r for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if r["transcript"]]
@@ -282,10 +329,14 @@ def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engine-root", default=str(ROOT), help="checkout whose engine/ is benchmarked (default: this)")
-    ap.add_argument("--model", default=str(ROOT / "models" / "whisper-base"))
-    ap.add_argument("--beam", type=int, default=5, help="beam size (sommers: 5)")
-    ap.add_argument("--vad", choices=["on", "off"], default="on", help="model.vad; off = what CALL sent before")
-    ap.add_argument("--words", action="store_true", help="ask for word timestamps (diarization / word jobs do)")
+    ap.add_argument("--model", choices=["sommers", "whisper"], default="sommers",
+                    help="registry entry the service would use (model_name); sommers is what users get")
+    ap.add_argument("--domain", choices=["GENERAL", "CALL"], default="GENERAL", help="job domain (CALL: VAD off)")
+    ap.add_argument("--config", default="{}", help="more job config fields (JSON), e.g. '{\"use_paragraph_splitter\": false}'")
+    ap.add_argument("--beam", type=int, default=None, help="override the entry's beam size")
+    ap.add_argument("--vad", choices=["on", "off"], default=None, help="override model.vad (default: the service's)")
+    ap.add_argument("--words", choices=["on", "off"], default=None,
+                    help="override word_timestamps (default: the service's; on with the paragraph splitter)")
     ap.add_argument("--langs", default="ko,ja,en")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--max-files", type=int, default=None, help="per language")
@@ -298,12 +349,12 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
     ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
-                    help="print one before -> after table from two --json files (rows both have)")
+                    help="print one before -> after table from --json files (rows both have; each side may be a comma-separated list)")
     args = ap.parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
     if args.compare:
-        return compare(Path(args.compare[0]), Path(args.compare[1]))
+        return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
     for assignment in args.set:
         name, value = assignment.split("=", 1)
         module, attr = name.rsplit(".", 1)
@@ -317,9 +368,13 @@ def main() -> None:
         wanted = args.files.split(",")
         rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
     conditions = args.conditions.split(",")
-    model = ModelConfig(path=args.model, device="cpu", compute_type="int8", beam_size=args.beam, vad=args.vad == "on")
-    print(f"engine {transcriber.__file__}; beam {args.beam}, vad {args.vad}, words {args.words}, set {args.set}; "
+    requests = service_requests(args, sorted({r["lang"] for r in rows}))
+    print(f"engine {transcriber.__file__}; model {args.model}, domain {args.domain}, set {args.set}; "
           f"{len(rows)} clips x {len(conditions)} conditions", flush=True)
+    for lang, req in requests.items():
+        print(f"  {lang}: {json.dumps({k: v for k, v in req.items() if k != 'audio_path'}, ensure_ascii=False)}")
+    settings = {"model": args.model, "domain": args.domain, "set": args.set, "requests": requests,
+                "engine": str(Path(transcriber.__file__).resolve())}
     results = []
     table = []
     langs = sorted({r["lang"] for r in rows}, key=args.langs.split(",").index)
@@ -330,8 +385,7 @@ def main() -> None:
             per_lang = {lang: {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0} for lang in langs}
             for i, r in enumerate(rows):
                 path = build(condition, clips[r["local_file"]], Path(tmp) / f"{i}.wav")
-                req = TranscribeParams(audio_path=str(path), model=model, language_mode="fixed", language=r["lang"],
-                                       word_timestamps=args.words)
+                req = parse_transcribe({**requests[r["lang"]], "audio_path": str(path)})  # model_name: ignored
                 out = transcriber.transcribe(req, lambda _f: None)
                 hyp = " ".join(s.text.strip() for s in out.segments)
                 edits, ins_w, ins_c = inserted(r["transcript"], hyp)
@@ -355,59 +409,83 @@ def main() -> None:
                               for lang, a in per_lang.items())
             print(f"{condition:15s} {cells}  cpu {cpu:6.1f}", flush=True)
             if args.json:  # after every condition, so a long run that is stopped keeps what it did
-                Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
+                Path(args.json).write_text(json.dumps({"settings": settings, "table": table, "files": results},
+                                                      ensure_ascii=False, indent=1))
     print()
     print_markdown(table, langs)
     if args.json:
-        Path(args.json).write_text(json.dumps({"table": table, "files": results}, ensure_ascii=False, indent=1))
+        Path(args.json).write_text(json.dumps({"settings": settings, "table": table, "files": results},
+                                                      ensure_ascii=False, indent=1))
 
 
-def rescore(path: Path) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def score(data: dict) -> tuple[dict[str, dict], list[dict]]:
+    """The per-condition table and per-file results of a --json file, scored again from its transcripts with this
+    script's scoring (so figures taken before a scoring change compare with those after)."""
     refs = {r["local_file"]: r["transcript"] for r in manifest(["ko", "ja", "en"], None, 1e9)}
     cpu = {row["condition"]: row["cpu_s"] for row in data["table"]}
     table: dict[str, dict] = {}
-    langs: list[str] = []
+    files = []
     for f in data["files"]:
         lang = f["file"].split("/")[0]
-        langs += [] if lang in langs else [lang]
         row = table.setdefault(f["condition"], {"condition": f["condition"], "cpu_s": cpu.get(f["condition"], 0.0)})
         acc = row.setdefault(lang, {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0})
         ref = refs[f["file"]]
         edits, ins_w, ins_c = inserted(ref, f["hyp"])
+        loops = int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
         acc["edits"] += edits
         acc["chars"] += len(norm_chars(ref))
         acc["ins"] += ins_w
         acc["ins_ch"] += ins_c
-        acc["loops"] += int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
+        acc["loops"] += loops
         acc["files"] += 1
+        files.append({**f, "edits": edits, "ins_words": ins_w, "ins_chars": ins_c, "loops": loops})
+    return table, files
+
+
+def rescore(path: Path) -> None:
+    table, _ = score(json.loads(path.read_text(encoding="utf-8")))
+    langs = [k for k in next(iter(table.values())) if k not in ("condition", "cpu_s")]
     print_markdown(list(table.values()), langs)
 
 
-def compare(before_path: Path, after_path: Path) -> None:
-    """Before -> after per condition: CER per language, inserted words (characters), looping outputs, CPU s."""
-    before, after = ({row["condition"]: row for row in json.loads(p.read_text(encoding="utf-8"))["table"]}
-                     for p in (before_path, after_path))
+def compare(before_paths: list[Path], after_paths: list[Path]) -> None:
+    """Before -> after per condition: CER per language, inserted words (characters), looping outputs, CPU s; a total
+    row (CER over all conditions' characters), the insertion reduction, and each output that still inserts or loops."""
+    sides = [[score(json.loads(p.read_text(encoding="utf-8"))) for p in paths] for paths in (before_paths, after_paths)]
+    before, after = ({c: row for table, _ in side for c, row in table.items()} for side in sides)
     conditions = [c for c in after if c in before]
     langs = [k for k in after[conditions[0]] if k not in ("condition", "cpu_s")]
     print("| condition | " + " | ".join(f"{lang} CER" for lang in langs) + " | ins words (chars) | loops | cpu s |")
     print("|---|" + "---|" * len(langs) + "---|---|---|")
-    total = {side: {"ins": 0, "ins_ch": 0, "loops": 0} for side in ("b", "a")}
+    keys = ("ins", "ins_ch", "loops", "cpu_s")
+    total = {side: {k: 0.0 for k in keys} | {lang: [0, 0] for lang in langs} for side in ("b", "a")}
     for c in conditions:
-        b, a = before[c], after[c]
-        cer = [f"{b[lang]['edits'] / max(b[lang]['chars'], 1):.3f} → {a[lang]['edits'] / max(a[lang]['chars'], 1):.3f}"
-               for lang in langs]
         sums = {}
-        for side, row in (("b", b), ("a", a)):
+        for side, row in (("b", before[c]), ("a", after[c])):
             sums[side] = {k: sum(row[lang][k] for lang in langs) for k in ("ins", "ins_ch", "loops")}
-            for k in total[side]:
+            sums[side]["cpu_s"] = row["cpu_s"]
+            for k in keys:
                 total[side][k] += sums[side][k]
-        print(f"| {c} | " + " | ".join(cer) + f" | {sums['b']['ins']} ({sums['b']['ins_ch']}) → {sums['a']['ins']} "
-              f"({sums['a']['ins_ch']}) | {sums['b']['loops']} → {sums['a']['loops']} | "
-              f"{b['cpu_s']:.0f} → {a['cpu_s']:.0f} |")
+            for lang in langs:
+                total[side][lang][0] += row[lang]["edits"]
+                total[side][lang][1] += row[lang]["chars"]
+        print(_compare_row(c, [(before[c][lang]["edits"], before[c][lang]["chars"], after[c][lang]["edits"],
+                                after[c][lang]["chars"]) for lang in langs], sums["b"], sums["a"]))
     tb, ta = total["b"], total["a"]
-    print(f"\n{len(conditions)} conditions: inserted words (chars) {tb['ins']} ({tb['ins_ch']}) → {ta['ins']} "
-          f"({ta['ins_ch']}); looping outputs {tb['loops']} → {ta['loops']}")
+    print(_compare_row(f"**total ({len(conditions)})**", [(*tb[lang], *ta[lang]) for lang in langs], tb, ta))
+    cut = 100 * (1 - ta["ins"] / tb["ins"]) if tb["ins"] else 0.0
+    print(f"\n{len(conditions)} conditions: inserted words (chars) {tb['ins']:.0f} ({tb['ins_ch']:.0f}) → "
+          f"{ta['ins']:.0f} ({ta['ins_ch']:.0f}), {cut:.0f} % fewer; looping outputs {tb['loops']:.0f} → {ta['loops']:.0f}")
+    for name, side in (("before", sides[0]), ("after", sides[1])):
+        for f in (f for _, files in side for f in files if f["condition"] in conditions):
+            if f["ins_words"] or f["loops"]:
+                print(f"  {name} {f['condition']} {f['file']}: ins {f['ins_words']} loops {f['loops']}: {f['hyp']}")
+
+
+def _compare_row(name: str, cer: list[tuple[int, int, int, int]], b: dict, a: dict) -> str:
+    cells = [f"{eb / max(cb, 1):.3f} → {ea / max(ca, 1):.3f}" for eb, cb, ea, ca in cer]
+    return (f"| {name} | " + " | ".join(cells) + f" | {b['ins']:.0f} ({b['ins_ch']:.0f}) → {a['ins']:.0f} "
+            f"({a['ins_ch']:.0f}) | {b['loops']:.0f} → {a['loops']:.0f} | {b['cpu_s']:.0f} → {a['cpu_s']:.0f} |")
 
 
 def print_markdown(table: list[dict], langs: list[str]) -> None:

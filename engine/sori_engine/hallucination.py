@@ -1,7 +1,7 @@
 """Hallucination control: the last stage of `transcribe`, over the segments in file time and the file's speech map.
 
 Whisper invents text where there is no speech (a closing phrase on trailing line noise, "Thank you." after the
-last word) and loops (one phrase repeated until the window ends). Three rules, each a plain function over plain
+last word) and loops (one phrase repeated until the window ends). Four rules, each a plain function over plain
 data (docs/engine.md has the measurements and why each threshold):
 
 1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
@@ -14,6 +14,10 @@ data (docs/engine.md has the measurements and why each threshold):
    start, or as the whole segment. Under real speech it stays, so a caller who says 감사합니다 keeps it.
 3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
    whatever it says.
+4. Unsure text on the tail of earlier speech: a segment the decoder was unsure of (avg_logprob under
+   UNSURE_LOGPROB) is dropped when the speech under it, less the tail of the speech going on when it starts
+   (up to TAIL_CARRY_S), is less than saying its text takes (`needed`): "Yeah." / "I'm sorry." timed 10.36-10.84 s
+   after JFK's last word, over nothing but the last 0.17 s of that word's speech frames.
 
 Time spans of parts of a segment come from its word timestamps when the job asked for words, else from the share
 of the segment's characters (Whisper's segments are a sentence or so, so the estimate is good to a word or two).
@@ -49,6 +53,13 @@ SPAN_MARGIN_S = 0.5
 # clip whose speech ends at 2.95 s (0.16 s of speech for 7 syllables), "고맙습니다." at 11.98-12.22 s (0.2 s for 5).
 SYLLABLE_SPEECH_S = 0.06
 LETTER_SPEECH_S = 0.03
+# Rule 4. UNSURE_LOGPROB is faster-whisper's log_prob_threshold (transcriber.MIN_LOGPROB): below it the decoder
+# itself would retry the window hotter. TAIL_CARRY_S: Silero's speech frames run on past the end Whisper gives a
+# word (its last phoneme and Silero's hang-over): 0.17 s after "country." (en/whisper_jfk.flac), 0.16 s after
+# "음성입니다." (vito_tritony_short_sample.wav); a segment that starts there inherits up to this much speech that
+# is not its own.
+UNSURE_LOGPROB = -1.0
+TAIL_CARRY_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,19 @@ class SpeechMap:
         a = max(int(start / FRAME_S), 0)
         b = max(int(np.ceil(end / FRAME_S)), a)
         return float(np.count_nonzero(self.probs[a:b] >= SPEECH_PROB)) * FRAME_S
+
+    def own_seconds(self, start: float, end: float) -> float:
+        """Seconds of speech frames in [start, end) less the run of speech already going on at `start` (up to
+        TAIL_CARRY_S of it): the tail of the speech before, which a segment timed from there does not own."""
+        total = self.seconds(start, end)
+        a = max(int(start / FRAME_S), 0)
+        b = min(max(int(np.ceil(end / FRAME_S)), a), self.probs.size)
+        if a == 0 or a > self.probs.size or self.probs[a - 1] < SPEECH_PROB:
+            return total
+        run = a
+        while run < b and self.probs[run] >= SPEECH_PROB:
+            run += 1
+        return max(0.0, total - min((run - a) * FRAME_S, TAIL_CARRY_S))
 
 
 def speech_probs(audio: np.ndarray) -> np.ndarray:
@@ -284,6 +308,14 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     return rebuild(seg, ps[head:tail])
 
 
+def unsure_on_tail(seg: Segment, speech: SpeechMap) -> bool:
+    """Rule 4: the decoder was unsure of the segment and the speech it owns could not have said its text. Both
+    are asked: a confident segment right after a pause of the VAD's tail is real speech, and an unsure one over
+    enough speech of its own is a hard passage, not an invention (batched segments of one chunk share the chunk's
+    avg_logprob, so a low value alone says little about one segment)."""
+    return seg.avg_logprob < UNSURE_LOGPROB and speech.own_seconds(seg.start, seg.end) < needed(seg.text)
+
+
 def deloop_across(prev: Segment, seg: Segment) -> Segment | None:
     """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
     LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR)."""
@@ -302,19 +334,36 @@ def deloop_across(prev: Segment, seg: Segment) -> Segment | None:
     return rebuild(seg, ps[k:]) if ps[k:] else None
 
 
+def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None) -> bool:
+    """`seg` says the sentence (4+ characters) of the segment before it again: a loop across segments, dropped --
+    unless, with a speech map, it lies on speech of its own and is only the second time in a row. Whisper, unsure,
+    can write the previous sentence again over the next one (AMR-NB ko/deeply_dancestudio_sub100110a00036:
+    "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of speech of "면접만 보면 꼭 떨어지네"), and a speaker
+    can say a sentence twice: dropping the copy would leave that speech with no text at all (17 edits against 15
+    kept). A third time in a row is a loop whatever lies under it."""
+    text = normalize(seg.text)
+    if not out or len(text) < 4 or normalize(out[-1].text) != text:
+        return False
+    if speech is None or (len(out) >= 2 and normalize(out[-2].text) == text):
+        return True
+    return speech.own_seconds(seg.start, seg.end) < needed(seg.text)
+
+
 def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
-    """Apply the three rules to time-ordered segments (each with its own `language`, which picks the bag). Without
+    """Apply the four rules to time-ordered segments (each with its own `language`, which picks the bag). Without
     a speech map only loops are handled."""
     out: list[Segment] = []
     for seg in segments:
         cleaned = deloop(seg)
         if cleaned is not None and speech is not None:
             cleaned = trim(cleaned, speech, phrases(seg.language))
+        if cleaned is not None and speech is not None and unsure_on_tail(cleaned, speech):
+            cleaned = None
         if cleaned is not None and out:
             cleaned = deloop_across(out[-1], cleaned)
         if cleaned is None:
             continue
-        if out and normalize(out[-1].text) == normalize(cleaned.text) and len(normalize(cleaned.text)) >= 4:
-            continue  # the same sentence again: a loop across segments
+        if repeats_previous(out, cleaned, speech):
+            continue
         out.append(cleaned)
     return out

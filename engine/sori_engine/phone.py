@@ -15,7 +15,7 @@ from faster_whisper.vad import VadOptions
 from .protocol import ProbeResult
 
 VAD_THRESHOLD = 0.5  # faster-whisper's default, for wide-band audio
-PHONE_VAD_THRESHOLD = 0.3  # narrow-band audio (see the module's docstring)
+PHONE_VAD_THRESHOLD = 0.2  # narrow-band audio (see the module's docstring)
 VAD_PAD_MS = 400  # speech padding each side of a VAD region (faster-whisper's default; measured for phone audio)
 
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+import ctranslate2
 import numpy as np
 from faster_whisper import WhisperModel
 from faster_whisper.audio import pad_or_trim
@@ -56,6 +57,10 @@ MAX_COMPRESSION = 2.4  # text compression ratio above which a result is a repeti
 MIN_LOGPROB = -1.0
 NO_SPEECH_PROB = 0.6
 FALLBACK_STEPS = 5
+# The fallback's passes above temperature 0 sample from CTranslate2's random generator. Seeded before each re-decode,
+# the same audio gives the same transcript on every run and in every process (unseeded, AMR-NB
+# ko/deeply_dancestudio_sub100110a00036 came back as one of two texts, 15 or 17 edits, from run to run).
+SAMPLING_SEED = 0
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
@@ -419,6 +424,7 @@ def _hallucinated(fw: FwSegment) -> bool:
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:
+    ctranslate2.set_random_seed(SAMPLING_SEED)
     segments, _info = model.transcribe(
         audio,
         language=language,
