@@ -6,10 +6,13 @@ import fs from "node:fs";
 import { MAX_COPY_RATE } from "../../src/insight/schema.js";
 
 const ITEM =
-  /^\s+(\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\) (ok|WRONG \(\S+\)|FAILED)(?: facts (\d+)\/(\d+) copy ([\d.]+): (.*))?/u;
+  /^\s+(\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\) (ok|WRONG \(\S+\)|FAILED)(?: \(item label (\S+)\))?(?: facts (\d+)\/(\d+) copy ([\d.]+): (.*))?/u;
 const LONG = /^\s+long call (\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\)/u;
 const longIds = new Set<string>();
 
+// Logs of the category-recheck runs (issue 15 part I, taken out) print "(item label X)" where the recheck changed it.
+let itemRight = 0;
+let rechecked = false;
 let [n, right, facts, factsAll, failed, copies, sameTitle, compression, copy, maxCopy, cpu, wall, short] = [
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
@@ -23,7 +26,7 @@ for (const line of fs.readFileSync(0, "utf8").split("\n")) {
   }
   const m = ITEM.exec(line);
   if (!m) continue;
-  const [, id, chars, c, w, verdict, kept, all, cr, json] = m;
+  const [, id, chars, c, w, verdict, firstLabel, kept, all, cr, json] = m;
   n++;
   if (!longIds.has(id!)) [cpu, wall, short] = [cpu + Number(c), wall + Number(w), short + 1];
   const lang = id!.slice(0, 2);
@@ -35,6 +38,10 @@ for (const line of fs.readFileSync(0, "utf8").split("\n")) {
   }
   const item = JSON.parse(json!) as { title: string; summary: string };
   right += verdict === "ok" ? 1 : 0;
+  // The item's own label (before the category recheck): printed only where the recheck changed it.
+  const expected = verdict === "ok" ? null : verdict!.slice(7, -1);
+  itemRight += firstLabel ? (firstLabel === expected ? 1 : 0) : verdict === "ok" ? 1 : 0;
+  rechecked ||= firstLabel !== undefined;
   facts += Number(kept);
   factsAll += Number(all);
   compression += item.summary.length / Number(chars);
@@ -49,6 +56,7 @@ console.log(`${n} transcripts, ${failed} failed (failed items count as wrong and
 console.log(
   `  category accuracy ${pct(right, n)}; by language ${[...byLang].map(([l, [r, t]]) => `${l} ${r}/${t}`).join(", ")}`,
 );
+if (rechecked) console.log(`  the item's own label (before the category recheck): ${pct(itemRight, n)}`);
 console.log(`  key-fact recall ${pct(facts, factsAll)} (of the items that answered)`);
 console.log(
   `  compression ${(compression / Math.max(1, ok)).toFixed(2)}, copy rate mean ${(copy / Math.max(1, ok)).toFixed(2)} max ${maxCopy.toFixed(2)}, verbatim copies (>= ${MAX_COPY_RATE}) ${copies}, title = summary ${sameTitle}`,

@@ -8,6 +8,7 @@ import type { Utterance } from "../domain/utterance.js";
 import type { LlmBackend } from "./backend.js";
 import { LocalLlm } from "./local.js";
 import { OpenAiLlm } from "./openai.js";
+import { compactLines } from "./compact.js";
 import { buildNotesPrompt, buildPrompt, type ChatPrompt } from "./prompt.js";
 import { dominantLanguage, InsightError, parseInsight, parseNotes, type InsightItem } from "./schema.js";
 import { splitWindows } from "./windows.js";
@@ -34,7 +35,9 @@ export function transcriptOf(utterances: readonly Utterance[]): string {
   return transcriptLines(utterances).join("\n");
 }
 
-function request(p: ChatPrompt, schema: "item" | "notes", temperature: number, signal: AbortSignal) {
+type Schema = "item" | "notes";
+
+function request(p: ChatPrompt, schema: Schema, temperature: number, signal: AbortSignal) {
   return { system: p.system, examples: p.examples, user: p.user, schema, temperature, signal };
 }
 
@@ -42,7 +45,7 @@ function request(p: ChatPrompt, schema: "item" | "notes", temperature: number, s
 async function ask<T>(
   llm: LlmBackend,
   p: ChatPrompt,
-  schema: "item" | "notes",
+  schema: Schema,
   signal: AbortSignal,
   parse: (raw: string) => T,
 ): Promise<T> {
@@ -85,7 +88,7 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSignal): Promise<InsightItem> {
   const fallback = req.language === "ko" || req.language === "ja" ? req.language : "ko";
   const language = dominantLanguage(req.utterances, fallback);
-  const lines = transcriptLines(req.utterances);
+  const lines = compactLines(req.utterances);
   const transcript = lines.join("\n");
   if (!transcript.trim()) throw new InsightError("the transcript is empty");
   const steer = { language, prompt: req.prompt, keywords: req.keywords };
