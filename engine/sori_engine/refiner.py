@@ -11,8 +11,10 @@ text and its length is close to it (a hypothesis that stops before the speech do
 Request params (docs/engine.md, "refine"):
     audio_path, model (as for transcribe), language (ISO 639-1, the utterance language),
     spans: [{"start": s, "end": s, "text": str, "language": str|null, "candidates": [str]|absent}], pad_s (default 0.3),
-    decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool}] (default one beam-5 decode; [] for
-    none: only the current text and the span's candidates, e.g. an LLM's proposals, are scored),
+    decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool, "num_hypotheses": int}] (default one
+    beam-5 decode; [] for none: only the current text and the span's candidates, e.g. an LLM's proposals, are
+    scored; num_hypotheses > 1 returns the N best texts of that beam search, each counted as one vote, for an
+    N-best rescorer such as the LLM of bench/refine-nbest.ts),
     hotwords: str|null, max_duration_s: float|null
 Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}]}]}
 (a candidate that no decode produced has votes 0)
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 
 SR = audio_io.SAMPLE_RATE
 MAX_SPAN_S = 30.0  # one Whisper window: a longer span is not re-decoded (its hypotheses list is empty)
+MAX_HYPOTHESES = 16  # N-best per decode: each one is scored by teacher forcing, so N bounds the work
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Decode:
     beam_size: int = 5
     patience: float = 1.0
     prompt_previous: bool = False
+    num_hypotheses: int = 1
 
 
 @dataclass(frozen=True)
@@ -112,9 +116,12 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
             raise bad_request("each decode must be an object")
         beam = d.get("beam_size", 5)
         patience = d.get("patience", 1.0)
+        n_best = d.get("num_hypotheses", 1)
         if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not _num(patience) or patience <= 0:
             raise bad_request("decode beam_size must be an integer >= 1 and patience a number > 0")
-        decodes.append(Decode(beam, float(patience), bool(d.get("prompt_previous", False))))
+        if not isinstance(n_best, int) or isinstance(n_best, bool) or not 1 <= n_best <= MAX_HYPOTHESES:
+            raise bad_request(f"decode num_hypotheses must be an integer from 1 to {MAX_HYPOTHESES}")
+        decodes.append(Decode(beam, float(patience), bool(d.get("prompt_previous", False)), n_best))
     pad = params.get("pad_s", 0.3)
     hotwords = params.get("hotwords")
     max_duration = params.get("max_duration_s")
@@ -154,8 +161,12 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
         num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
         votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
         for d in req.decodes:
-            text = _decode(model, samples, language, d, previous_text if d.prompt_previous else None, req.hotwords)
-            if text:
+            prompt = previous_text if d.prompt_previous else None
+            if d.num_hypotheses > 1:
+                texts_of_decode = _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords)
+            else:
+                texts_of_decode = [_decode(model, samples, language, d, prompt, req.hotwords)]
+            for text in dict.fromkeys(t for t in texts_of_decode if t):  # a decode votes once for each distinct text
                 votes[text] = votes.get(text, 0) + 1
         for c in span.candidates:
             votes.setdefault(c.strip(), 0)
@@ -196,6 +207,41 @@ def _decode(
         vad_filter=False,
     )
     return " ".join(s.text.strip() for s in segments if s.text.strip()).strip()
+
+
+def _n_best(
+    model: WhisperModel,
+    tokenizer: Tokenizer,
+    encoder_output: Any,
+    d: Decode,
+    prompt: str | None,
+    hotwords: str | None,
+) -> list[str]:
+    """The N best texts of one beam search over the span's window, best first.
+
+    faster-whisper's `transcribe` returns only the best hypothesis, so this calls CTranslate2's `generate` with the
+    prompt and token suppression `transcribe` would use (timestamps on, as in `_decode`); the timestamp tokens are
+    dropped from each hypothesis. The span is at most one 30 s window, so one call covers it."""
+    from faster_whisper.transcribe import get_suppressed_tokens
+
+    previous = tokenizer.encode(" " + prompt.strip()) if prompt else []
+    tokens = model.get_prompt(tokenizer, previous, without_timestamps=False, hotwords=None if prompt else hotwords)
+    result = model.model.generate(
+        encoder_output,
+        [tokens],
+        beam_size=max(d.beam_size, d.num_hypotheses),
+        patience=d.patience,
+        num_hypotheses=d.num_hypotheses,
+        max_length=model.max_length,
+        suppress_blank=True,
+        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
+        max_initial_timestamp_index=50,  # 1.0 s, faster-whisper's default
+    )[0]
+    texts = []
+    for ids in result.sequences_ids:
+        text = tokenizer.decode([t for t in ids if t < tokenizer.eot]).strip()
+        texts.append(" ".join(text.split()))
+    return texts
 
 
 def _score(

@@ -8,22 +8,21 @@ from typing import Any
 from conftest import Engine
 
 KO = "ko/deeply_studioapt_sub100100a00088.wav"  # 다섯 권까지 빌릴 수 있고, 기간은 20일입니다.
+SAID = "다섯 권까지 빌릴 수 있고 기간은 20일입니다."
+
+
+def refine_ko(engine: Engine, model: dict[str, Any], testdata: Path, spans: list[dict], decodes: list[dict]) -> Any:
+    """The refine op on the Korean clip, in Korean."""
+    params = {"audio_path": str(testdata / KO), "model": model, "language": "ko", "spans": spans, "decodes": decodes}
+    return engine.call("refine", params)
 
 
 def test_refine_scores_current_text_and_hypotheses(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
-    reply = engine.call(
-        "refine",
-        {
-            "audio_path": str(testdata / KO),
-            "model": model,
-            "language": "ko",
-            "spans": [
-                {"start": 0.0, "end": 2.8, "text": "다섯 권까지 빌릴 수 있고 기간은 20일입니다.", "language": "ko"},
-                {"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": None},
-            ],
-            "decodes": [{"beam_size": 5}, {"beam_size": 5, "prompt_previous": True}],
-        },
-    )
+    spans = [
+        {"start": 0.0, "end": 2.8, "text": SAID, "language": "ko"},
+        {"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": None},
+    ]
+    reply = refine_ko(engine, model, testdata, spans, [{"beam_size": 5}, {"beam_size": 5, "prompt_previous": True}])
     spans = reply.result["spans"]
     assert len(spans) == 2
     for span in spans:
@@ -39,23 +38,28 @@ def test_refine_scores_current_text_and_hypotheses(engine: Engine, model: dict[s
 
 def test_refine_scores_candidates_without_decoding(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
     """decodes [] scores only the current text and the span's candidates (an LLM's proposals): votes 0."""
-    said = "다섯 권까지 빌릴 수 있고 기간은 20일입니다."
-    reply = engine.call(
-        "refine",
-        {
-            "audio_path": str(testdata / KO),
-            "model": model,
-            "language": "ko",
-            "spans": [
-                {"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": "ko", "candidates": [said, " "]}
-            ],
-            "decodes": [],
-        },
-    )
+    spans = [{"start": 0.0, "end": 2.8, "text": "오늘 날씨가 맑습니다", "language": "ko", "candidates": [SAID, " "]}]
+    reply = refine_ko(engine, model, testdata, spans, [])
     span = reply.result["spans"][0]
-    assert [h["text"] for h in span["hypotheses"]] == [said]
+    assert [h["text"] for h in span["hypotheses"]] == [SAID]
     assert span["hypotheses"][0]["votes"] == 0
     assert span["hypotheses"][0]["score"] > span["current_score"] + 0.5
+
+
+def test_refine_returns_the_n_best_of_one_beam_search(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
+    """num_hypotheses > 1: the beam's N best texts (for an N-best rescorer), distinct, each scored, one vote each.
+    Hypotheses that differ only in their timestamp tokens are one text: on this span beam 4 / N 4 gives a single
+    text at 0, 1 and 2 threads, beam 8 / N 8 three."""
+    span = {"start": 0.0, "end": 2.8, "text": SAID, "language": "ko"}
+    reply = refine_ko(engine, model, testdata, [span], [{"beam_size": 8, "num_hypotheses": 8}])
+    hypotheses = reply.result["spans"][0]["hypotheses"]
+    texts = [h["text"] for h in hypotheses]
+    assert 2 <= len(texts) <= 8 and len(set(texts)) == len(texts)
+    for h in hypotheses:
+        assert "<|" not in h["text"], "timestamp tokens are dropped"
+        assert isinstance(h["score"], float) and h["votes"] == 1
+    reply = refine_ko(engine, model, testdata, [span], [{"beam_size": 4, "num_hypotheses": 17}])
+    assert reply.error_code == "bad_request"
 
 
 def test_refine_rejects_bad_spans(engine: Engine, model: dict[str, Any], testdata: Path) -> None:

@@ -6,6 +6,8 @@ export interface RefineDecode {
   patience: number;
   /** Give the previous utterance's text to the decoder as its prompt. */
   prompt_previous: boolean;
+  /** The N best texts of this beam search (each one vote); default 1, at most 16. */
+  num_hypotheses?: number;
 }
 
 export interface RefineSpan {

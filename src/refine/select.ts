@@ -11,11 +11,22 @@ export interface SelectOptions {
   maxRatio: number;
   /** Decodes that must agree on a hypothesis (capped by how many decodes ran). */
   minVotes: number;
+  /** Utterances shorter than this (seconds) keep their text: on under a second of audio whisper invents text
+   * ("Mr." → "Let's go.", "I'm sorry." → "Thank you very much.") that the teacher-forced score rates well. */
+  minUtteranceS: number;
 }
 
-export const DEFAULT_SELECT: SelectOptions = { margin: 0.05, minRatio: 0.85, maxRatio: 1.3, minVotes: 2 };
+// One vote: the default decode is one beam search whose N best texts each count once (refiner.ts).
+export const DEFAULT_SELECT: SelectOptions = {
+  margin: 0.05,
+  minRatio: 0.85,
+  maxRatio: 1.3,
+  minVotes: 1,
+  minUtteranceS: 1,
+};
 
-const letters = (s: string): number => s.normalize("NFKC").replace(/[\p{P}\p{S}\s]/gu, "").length;
+/** Length in letters: spaces, punctuation and symbols not counted. */
+export const letters = (s: string): number => s.normalize("NFKC").replace(/[\p{P}\p{S}\s]/gu, "").length;
 
 /** The best acceptable hypothesis, or null to keep the current text. */
 export function selectHypothesis(

@@ -33,8 +33,9 @@ describe("refinement hypothesis selection", () => {
 
   it("needs as many agreeing decodes as minVotes, capped by the decodes that ran", () => {
     const lone = { text: "다섯 권까지 빌릴 수 있고요", score: -0.1, votes: 1 };
-    assert.equal(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], DEFAULT_SELECT, 2), null);
-    assert.deepEqual(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], DEFAULT_SELECT, 1), lone);
+    const two = { ...DEFAULT_SELECT, minVotes: 2 };
+    assert.equal(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], two, 2), null);
+    assert.deepEqual(selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], two, 1), lone);
     assert.deepEqual(
       selectHypothesis("다섯 권까지 빌릴 수 있고", -0.5, [lone], { ...DEFAULT_SELECT, minVotes: 1 }, 2),
       lone,
