@@ -388,33 +388,29 @@ const JA_COUNTERS = [
   "週間",
   "号",
 ].sort((a, b) => b.length - a.length);
-/** Counters a bare 一 may become 1 before: 一番, 一度, 一日, 一人, 一方, 一時 are words of their own. */
-const JA_ONE_OK = new Set([
-  "パーセント",
-  "％",
-  "%",
-  "円",
-  "ドル",
-  "ユーロ",
-  "年",
-  "ヶ月",
-  "か月",
-  "カ月",
-  "月",
-  "歳",
-  "才",
-  "回",
-  "倍",
-  "キロ",
-  "メートル",
-  "センチ",
-  "グラム",
-  "週間",
-  "時間",
-  "枚",
-  "階",
-  "件",
-  "号",
+/**
+ * Counters a bare 一 stays a word before (一日, 一人, 一度, 一本, 一番目, 一点, …: "one day" but also "first", "once",
+ * "a little"); before every other counter it may become 1.
+ */
+const JA_ONE_WORDS = new Set([
+  "日間",
+  "日",
+  "時",
+  "分",
+  "秒",
+  "人",
+  "個",
+  "本",
+  "台",
+  "番目",
+  "番線",
+  "度",
+  "割",
+  "位",
+  "点",
+  "冊",
+  "匹",
+  "頭",
 ]);
 const JA_RUN = new RegExp(
   `[〇零一二三四五六七八九十百千万億兆]+(?:点[〇一二三四五六七八九]+)?(${JA_COUNTERS.join("|")})`,
@@ -427,7 +423,7 @@ function japaneseForward(text: string): Edit[] {
     const [intPart, decPart] = m[0].slice(0, -counter.length).split("点");
     const value = parsePositional(intPart!, KANJI);
     if (value === null) return null;
-    if (intPart === "一" && !JA_ONE_OK.has(counter)) return null;
+    if (intPart === "一" && JA_ONE_WORDS.has(counter)) return null;
     if (intPart === "十" && counter === "分" && !/時\s*$/.test(text.slice(0, m.index))) return null; // 十分 = enough
     const before = text.slice(Math.max(0, m.index - 1), m.index);
     if (/[一-龯]/u.test(before) && !/[時年月日]/.test(before)) return null; // inside a kanji word: 統一, 唯一
