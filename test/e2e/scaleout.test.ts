@@ -9,6 +9,7 @@ import { ListMultipartUploadsCommand, ListObjectsV2Command } from "@aws-sdk/clie
 import pg from "pg";
 import { LISTENER_NAME } from "../../src/jobs/wakeup.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
+import { eventuallyDeepEqual } from "../helpers/eventually.js";
 import {
   pgUnavailable,
   s3Unavailable,
@@ -82,10 +83,10 @@ describe("scale-out: API and worker processes on PostgreSQL with the PostgreSQL 
       .toLowerCase();
     assert.match(text, /country/);
 
-    // The audio is removed once the job is done, and no spool copy stays on either host.
-    assert.deepEqual(await q("SELECT blob_key FROM blob_chunks"), []);
+    // The audio is removed once the job is done (just after it turns final), and no spool copy stays on either host.
+    await eventuallyDeepEqual(() => q("SELECT blob_key FROM blob_chunks"), []);
     for (const p of [so.api, ...so.workers]) {
-      assert.deepEqual(fs.readdirSync(path.join(p.dataDir, "spool")), [], `${p.dataDir}/spool is empty`);
+      await eventuallyDeepEqual(() => fs.readdirSync(path.join(p.dataDir, "spool")), [], `${p.dataDir}/spool is empty`);
       assert.ok(
         !fs.existsSync(path.join(p.dataDir, "blobs")) || fs.readdirSync(path.join(p.dataDir, "blobs")).length === 0,
       );
@@ -169,8 +170,8 @@ describe(
           .toLowerCase(),
         /country/,
       );
-      assert.deepEqual(await objects(), []);
-      assert.deepEqual(fs.readdirSync(path.join(so.workers[0]!.dataDir, "spool")), []);
+      await eventuallyDeepEqual(objects, []);
+      await eventuallyDeepEqual(() => fs.readdirSync(path.join(so.workers[0]!.dataDir, "spool")), []);
     });
   },
 );

@@ -10,6 +10,7 @@ import { after, before, describe, it, type TestContext } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { manifest, normalizedCer } from "../helpers/cer.js";
+import { eventuallyDeepEqual } from "../helpers/eventually.js";
 import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const REFS = manifest(TESTDATA);
@@ -182,10 +183,11 @@ describe("end to end: real speech through the API", () => {
       [...started].sort((a, b) => a - b),
       "started in submission order",
     );
-    const blobsLeft = fs
-      .readdirSync(path.join(dataDir, "blobs"), { recursive: true })
-      .filter((f) => !fs.statSync(path.join(dataDir, "blobs", String(f))).isDirectory());
-    assert.deepEqual(blobsLeft, [], "no audio kept after the jobs are final");
+    const blobsLeft = () =>
+      fs
+        .readdirSync(path.join(dataDir, "blobs"), { recursive: true })
+        .filter((f) => !fs.statSync(path.join(dataDir, "blobs", String(f))).isDirectory());
+    await eventuallyDeepEqual(blobsLeft, [], "no audio kept after the jobs are final");
   });
 
   it("result=refined on a completed job without refinement is 400 H0001; the plain read still works", async () => {
