@@ -41,6 +41,7 @@ const SYSTEM = [
   "You summarize phone calls and meetings for a call-centre dashboard. Answer with JSON only.",
   "- summary: 1 to 3 short sentences in the transcript's language that say who wanted what and what was decided (names, numbers, dates, amounts). Rephrase; never copy the transcript's sentences.",
   "- title: a few words naming the topic, in the transcript's language; not a sentence and not the summary.",
+  "- unsolicited: true when the side that made the call sells or offers something the other side did not ask for (products, plans, loans, investments, prizes, refunds) or, uninvited, asks them for money, card or account details; false when someone calls for something they need themselves (a booking, an order, a delivery, a repair, a question, an insurance claim, a complaint), even when the staff check their name or date of birth, and for work or private talk.",
   "- category: who started the contact, and why. Exactly one of:",
   "  customer_calls_business = a customer, patient or citizen contacts a shop, restaurant, hotel, hospital, bank, delivery, repair or public office for something they need: question, booking, order, change, complaint, support;",
   "  unsolicited_offer_or_scam = a company or stranger contacts someone who did not ask for it: advertising, sales pitch, loan, insurance or investment offer, prize, refund, fraud, phishing (even when it sounds like customer service);",
@@ -62,7 +63,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] 네, 내일 오후 3시 전까지 배송해 드리겠습니다.",
     ].join("\n"),
     assistant:
-      '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "category": "customer_calls_business"}',
+      '{"summary": "고객이 어머니 생신 선물로 장미 꽃다발 배송을 주문했다. 내일 오후 3시 전 대전 둔산동으로 배송하며 가격은 배송비 포함 5만 원이다.", "title": "꽃다발 배송 주문", "unsolicited": false, "category": "customer_calls_business"}',
   },
   {
     user: [
@@ -74,7 +75,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 打ち合わせは10時からに変更になったので、それも先方に伝えておいて。",
     ].join("\n"),
     assistant:
-      '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "category": "work_colleagues"}',
+      '{"summary": "明日の打ち合わせ資料に必要な売上データが未着のため、課長が経理に催促する。部下はデータ到着後にグラフを作り夕方までに共有し、打ち合わせが10時開始に変わったことを先方に伝える。", "title": "打ち合わせ資料の準備", "unsolicited": false, "category": "work_colleagues"}',
   },
   {
     user: [
@@ -83,7 +84,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "Hi, this is Jenna from Sunshine Vacations. You have been selected for a free three-night stay in Orlando. To reserve it, just confirm your credit card for a small booking fee today.",
     ].join("\n"),
     assistant:
-      '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "category": "unsolicited_offer_or_scam"}',
+      '{"summary": "An unsolicited caller from a travel company offers a \\"free\\" Orlando stay but asks for a credit card and a booking fee.", "title": "Free vacation offer", "unsolicited": true, "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -95,7 +96,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 괜찮습니다. 끊을게요.",
     ].join("\n"),
     assistant:
-      '{"summary": "통신사 판매원이 먼저 전화해 요금제를 바꾸면 최신 스마트폰을 무료로 준다고 권유했으나, 고객은 신청한 적이 없다며 거절했다.", "title": "스마트폰 무료 교체 권유", "category": "unsolicited_offer_or_scam"}',
+      '{"summary": "통신사 판매원이 먼저 전화해 요금제를 바꾸면 최신 스마트폰을 무료로 준다고 권유했으나, 고객은 신청한 적이 없다며 거절했다.", "title": "스마트폰 무료 교체 권유", "unsolicited": true, "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -107,7 +108,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[B] 結構です。",
     ].join("\n"),
     assistant:
-      '{"summary": "ウォーターサーバー会社の営業が突然電話し、1か月無料のお試しとボトル2本の特典を勧めたが、相手は断った。", "title": "ウォーターサーバーの勧誘", "category": "unsolicited_offer_or_scam"}',
+      '{"summary": "ウォーターサーバー会社の営業が突然電話し、1か月無料のお試しとボトル2本の特典を勧めたが、相手は断った。", "title": "ウォーターサーバーの勧誘", "unsolicited": true, "category": "unsolicited_offer_or_scam"}',
   },
   {
     user: [
@@ -118,7 +119,7 @@ const EXAMPLES: readonly ChatTurn[] = [
       "[A] 9시까지 와 줘. 점심은 내가 짜장면 살게.",
     ].join("\n"),
     assistant:
-      '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "category": "family_friends"}',
+      '{"summary": "친구에게 토요일 이사를 도와 달라고 부탁했고, 친구는 오전 9시까지 오기로 했다. 점심은 부탁한 쪽이 사기로 했다.", "title": "주말 이사 도움 부탁", "unsolicited": false, "category": "family_friends"}',
   },
 ];
 

@@ -9,7 +9,9 @@ import { splitWindows } from "../../src/insight/windows.js";
 import {
   CATEGORIES,
   CATEGORY_LABELS,
+  categoryOf,
   dominantLanguage,
+  INSIGHT_JSON_SCHEMA,
   InsightError,
   parseInsight,
   writtenIn,
@@ -224,5 +226,24 @@ describe("insight categories", () => {
     assert.deepEqual(Object.keys(CATEGORY_LABELS).map(item), ["문의", "업무", "일상", "스팸"]);
     for (const c of CATEGORIES) assert.equal(item(c), c);
     assert.throws(() => item("inquiry"), InsightError);
+  });
+
+  it("spam takes both the label and `unsolicited: true`; a disagreement is not spam", () => {
+    const item = (unsolicited: boolean | undefined, c: string): string =>
+      parseInsight(
+        `{"summary":"대출 상품을 권유했다.","title":"대출 권유",${unsolicited === undefined ? "" : `"unsolicited":${unsolicited},`}"category":"${c}"}`,
+        "ko",
+      ).category;
+    assert.equal(item(true, "unsolicited_offer_or_scam"), "스팸");
+    assert.equal(item(false, "unsolicited_offer_or_scam"), "문의");
+    assert.equal(item(true, "work_colleagues"), "업무");
+    assert.equal(item(false, "family_friends"), "일상");
+    assert.equal(item(undefined, "unsolicited_offer_or_scam"), "스팸"); // another backend's answer: its label stands
+    assert.equal(categoryOf("스팸", undefined), "스팸");
+  });
+
+  it("the item's schema asks `unsolicited` after the title and before the category", () => {
+    assert.deepEqual(Object.keys(INSIGHT_JSON_SCHEMA.properties), ["summary", "title", "unsolicited", "category"]);
+    assert.deepEqual(INSIGHT_JSON_SCHEMA.required, ["summary", "title", "unsolicited", "category"]);
   });
 });
