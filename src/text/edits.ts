@@ -78,8 +78,12 @@ export function applyEdits(tokens: readonly Token[], edits: readonly Edit[]): To
     const base = bounds[c.from]!;
     const local = c.edits.map((e) => ({ ...e, start: e.start - base, end: e.end - base }));
     if (local.every((e) => e.text === "")) {
-      // Deletions only: each word keeps its own time, and the words they empty go.
+      // Deletions only: each word keeps its own time, and the words they empty go. A deletion that takes a word
+      // and the space after it ("uh, " in " uh, we") empties one token but the space it removes is the next
+      // token's: the emptied token's own leading space moves on to the next kept word ("I think we", not
+      // "I thinkwe"), as in the string the edits describe.
       let offset = 0;
+      let space = "";
       for (const t of hit) {
         const mine = local
           .filter((e) => e.start < offset + t.text.length && offset < e.end)
@@ -90,7 +94,12 @@ export function applyEdits(tokens: readonly Token[], edits: readonly Edit[]): To
           }));
         const rest = applyEditsToString(t.text, mine);
         offset += t.text.length;
-        if (rest.trim()) out.push({ ...t, text: rest });
+        if (!rest.trim()) {
+          space ||= /^\s*/u.exec(rest)![0];
+          continue;
+        }
+        out.push({ ...t, text: /^\s/u.test(rest) ? rest : space + rest });
+        space = "";
       }
       continue;
     }

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { disfluencyEdits } from "../../src/text/disfluency.js";
-import { runOnString } from "../../src/text/edits.js";
+import { applyEdits, joinTokens, runOnString } from "../../src/text/edits.js";
+import { toTokens } from "../../src/text/index.js";
 
 const filter = (lang: string) => (s: string) => runOnString(s, (t) => disfluencyEdits(t, lang));
 
@@ -55,4 +56,28 @@ describe("disfluency filter on a real phone memo's transcript", () => {
       "그게 말이죠 어제 학교를 갔어요 저 미안합니다",
     );
   });
+});
+
+// The service runs the filter on word tokens (each with its leading space), not on a plain string: a filler taken
+// with the space after it must not glue its neighbours together ("I thinkwe", "회의는세 시에").
+describe("disfluency filter on word tokens, as the pipeline runs it", () => {
+  const MID: [string, string, string][] = [
+    ["en", "I think uh, we should", "I think we should"],
+    ["en", "we hope that um, next year.", "we hope that next year."],
+    ["en", "so I I think so", "so I think so"],
+    ["ko", "회의는 어 세 시에 음 시작해요", "회의는 세 시에 시작해요"],
+    ["ko", "아 그렇구나 음... 알겠어요", "그렇구나 알겠어요"],
+    ["ko", "그러니까 그 그 사람이요", "그러니까 그 사람이요"],
+  ];
+  for (const [lang, msg, want] of MID) {
+    it(`${lang}: ${msg}`, () => {
+      const words = msg.split(" ").map((w, i) => ({ text: (i ? " " : "") + w, start_at: i * 300, duration: 250 }));
+      for (const u of [{ msg }, { msg, words }]) {
+        const tokens = toTokens({ start_at: 0, duration: 3000, spk: 0, lang, ...u });
+        const out = applyEdits(tokens, disfluencyEdits(joinTokens(tokens), lang));
+        assert.equal(joinTokens(out), want, `${"words" in u ? "with" : "without"} words`);
+        assert.equal(joinTokens(out), filter(lang)(msg), "the same as the string form");
+      }
+    });
+  }
 });
