@@ -9,7 +9,7 @@ import { toWhisperLanguage } from "../domain/languages.js";
 import type { ModelSpec } from "../engine/protocol.js";
 import type { JobConfig } from "../domain/jobConfig.js";
 import type { Utterance } from "../domain/utterance.js";
-import { applyTextOptions } from "../text/index.js";
+import { applyTextOptions, filterRemovesWords } from "../text/index.js";
 import type { RefineDecode, RefineParams, RefineResult } from "../engine/refineProtocol.js";
 import { takesNeighbourWords } from "./neighbours.js";
 import { DEFAULT_SELECT, selectHypothesis, type SelectOptions } from "./select.js";
@@ -121,7 +121,12 @@ export function applyRefinement(
     const span = result.spans[i]!;
     const tooShort = u.duration < (select.minUtteranceS ?? 0) * 1000;
     const [previous, next] = [utterances[i - 1]?.msg ?? null, utterances[i + 1]?.msg ?? null];
-    const own = span.hypotheses.filter((h) => !takesNeighbourWords(h.text, u.msg, previous, next));
+    // A hypothesis that spells out fillers the job's filter removes ("we hope that um, next year") is scored on
+    // words the current text was filtered of: its better score can be the fillers', and what would replace the
+    // text is another sentence (mu-law en: "I hope" -> "we hope"). It is not compared.
+    const own = span.hypotheses.filter(
+      (h) => !takesNeighbourWords(h.text, u.msg, previous, next) && !filterRemovesWords(h.text, u.lang, config),
+    );
     const pick = tooShort ? null : selectHypothesis(u.msg, span.current_score, own, select, decodes);
     const msg = pick ? finalText(pick.text, u, config) : null;
     if (!msg || msg === u.msg) return { ...u };

@@ -20,6 +20,10 @@ export interface TextOptions {
   keywords?: string[] | undefined;
 }
 
+/** Whether the job's disfluency filter would take words out of `text` (a decoder's raw output). */
+export const filterRemovesWords = (text: string, lang: string, o: TextOptions): boolean =>
+  o.use_disfluency_filter && disfluencyEdits(text, lang).length > 0;
+
 /** Whether the recognizer must return word times for these options (paragraph times come from words). */
 export const needsWords = (o: TextOptions): boolean => o.use_word_timestamp || o.use_paragraph_splitter;
 
