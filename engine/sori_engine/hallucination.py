@@ -107,6 +107,15 @@ def speech_probs(audio: np.ndarray) -> np.ndarray:
     return np.asarray(get_vad_model()(padded), dtype=np.float32).reshape(-1)
 
 
+def own_speech_s(audio: np.ndarray) -> float:
+    """Seconds of Silero speech frames in 16 kHz `audio`, less the run of speech it starts with (up to
+    TAIL_CARRY_S): the hang-over of a word that ended just before it. What the transcriber's tail round asks of the
+    speech after a clip's last segment before decoding it again."""
+    speech = speech_probs(audio) >= SPEECH_PROB
+    lead = int(np.argmin(speech)) if not speech.all() else speech.size
+    return float(np.count_nonzero(speech) - min(lead, round(TAIL_CARRY_S / FRAME_S))) * FRAME_S
+
+
 class SpeechMapBuilder:
     """Collects the probabilities of consecutive stretches of the file (the transcriber's windows)."""
 

@@ -260,3 +260,21 @@ def test_a_really_spoken_thank_you_is_kept(engine: Engine, model: dict[str, Any]
         segments = run(engine, {**model, "vad": vad}, path, "en", word_timestamps=words)
         text = norm(" ".join(s["text"] for s in segments))
         assert text.endswith("turbulencethankyou"), (vad, words, segments)
+
+
+def test_a_tail_without_a_words_speech_is_not_decoded_on(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
+    """The transcriber decodes on the speech a chunk has after its last segment (an early end of text). Here that
+    was 1.2 s of VAD padding and the last word's hang-over (0.06 s of speech frames), and the decode on it wrote a
+    confident `さっきは、` (avg_logprob -0.15, so rule 4 kept it). A tail needs a word's speech of its own now."""
+    segments = run(engine, {**model, "beam_size": 5}, testdata / "ja/common_voice_ja_38852485_16k.wav", "ja")
+    text = norm("".join(s["text"] for s in segments))
+    assert text.endswith("たずねた"), segments
+
+
+def test_own_speech_leaves_out_the_run_it_starts_with(testdata: Path) -> None:
+    clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))
+    assert h.own_speech_s(np.zeros(SR, dtype=np.float32)) == 0.0
+    whole = h.own_speech_s(np.concatenate([np.zeros(SR, dtype=np.float32), clip]))
+    assert whole > 1.0
+    # The same speech when it is already going on at the start: up to TAIL_CARRY_S of it is not counted.
+    assert whole - h.TAIL_CARRY_S - 0.1 <= h.own_speech_s(clip) <= whole
