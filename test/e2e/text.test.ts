@@ -56,9 +56,11 @@ describe("end to end: text options on real speech", () => {
     const on = text(await transcribe(t, PHONE_MEMO, {}));
     const off = text(await transcribe(t, PHONE_MEMO, { use_itn: false }));
     assert.match(on, /\d/u);
-    assert.match(on, /KBS/u);
     assert.doesNotMatch(off, /[0-9]/u, "no digits with use_itn false");
-    assert.match(off, /케이비에스/u);
+    // The acronym as the model spelled it out (케이비에스 on the machines measured) is written KBS by ITN; whether
+    // the model spells it so depends on the CPU (test/README.md), what ITN makes of it does not.
+    if (/케이비에스/u.test(off)) assert.match(on, /KBS/u);
+    else t.diagnostic(`the model did not spell KBS out here: ${off}`);
     assert.match(off, /[일이삼사오육칠팔구십백천만] ?(?:월|일|원|분)/u);
   });
 
