@@ -1,4 +1,4 @@
-"""Does the CPU dispatch of the int8 GEMM change the words the model writes? (issue 28)
+"""Does the CPU dispatch of the int8 GEMM change the words the model writes?
 
 Transcribes a few shared clips with whisper-base int8 (beam 5, language fixed, as `sommers` decodes) once per
 setting, each setting in its own process because CTranslate2 and MKL read their variables when they load, and prints

@@ -1,4 +1,4 @@
-// The Enterprise add-ons as a client gets them: through a fresh `sori serve` and the HTTP API (issue 22), so that the
+// The Enterprise add-ons as a client gets them: through a fresh `sori serve` and the HTTP API, so that the
 // service path cannot drift from what bench/enterprise.ts measures inside one process again.
 //
 // Starts `sori serve` (embedded default: SQLite, one in-process worker) in a new data folder, creates an Enterprise

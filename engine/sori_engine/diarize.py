@@ -1,7 +1,7 @@
 """Speaker diarization: who spoke when, on CPU, with no token and no hub.
 
 Two backends (docs/diarization.md has the measurements behind each number); `campplus` is the default,
-`resemblyzer` (issue 5's) stays selectable with SORI_DIARIZATION_BACKEND.
+`resemblyzer` (the first backend) stays selectable with SORI_DIARIZATION_BACKEND.
 
 campplus (`embed_samples_campplus`):
 1. pyannote segmentation-3.0 (segmentation.py) on 10 s chunks every `seg_step_s`: per 10 ms frame the probability
@@ -84,7 +84,7 @@ class DiarizeConfig:
     overlap_local_check: int = 0  # 1: no overlap turn where both local speakers heard at once map to one cluster
 
 
-# Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
+# Resemblyzer's settings and CAM++'s, each tuned on bench/diarization.py (docs/diarization.md).
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
 CAMPPLUS_CONFIG = DiarizeConfig(
     backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.55, batch=16

@@ -112,7 +112,7 @@ def test_bad_audio_fails_with_a_code(
 
 def test_wav_with_an_unknown_codec_tag_fails_with_a_code(engine: Engine, model: dict[str, Any], tmp_path: Path) -> None:
     """FFmpeg opens such a stream with no decoder (codec_context None): that used to crash the engine with an
-    AttributeError, three times, and the job failed E500 with the Python error in its message (issue 17)."""
+    AttributeError, three times, and the job failed E500 with the Python error in its message."""
     import struct
 
     data = b"\0" * 32000

@@ -1,5 +1,5 @@
 """The hallucination stage (sori_engine/hallucination.py): its rules on plain data, then the real model on shared
-clips with non-speech added (the cases of issue 13; docs/engine.md)."""
+clips with non-speech added (invented phrases, loops and tails; docs/engine.md)."""
 
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(
     """A sentence, then a real spoken 네 (the first 0.6 s of another shared clip), then 3 s of line hiss: the 네 stays,
     with and without the VAD and word timestamps. No shared recording says 감사합니다 (nor any other closing phrase
     of the bag but 네/예), nor did any registry package searched for Korean speech audio with a licence (Korean
-    ASR/TTS/speech packages on PyPI and npm, issue 13 part A), so the real phrase is 네; 감사합니다 itself is
+    ASR/TTS/speech packages on PyPI and npm), so the real phrase is 네; 감사합니다 itself is
     covered on plain data above."""
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))  # "... 알려드릴게요."
     ne = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))[: int(0.6 * SR)]  # "네,"

@@ -90,7 +90,7 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
 
 
 def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
-    """fw_batched imports only on the faster-whisper release its copy of forward() came from (issue 16)."""
+    """fw_batched imports only on the faster-whisper release its copy of forward() came from."""
     import faster_whisper
 
     assert faster_whisper.__version__ == fw_batched.FASTER_WHISPER_VERSION

@@ -1,5 +1,5 @@
 // The whole pipeline of one job, as plain data in → plain data out: config + audio file → the `results` body.
-// The worker and `sori transcribe` both call this; neither knows what the stages are.
+// The worker and `sori transcribe` both reach it through runJobPipeline (job.ts); neither knows what the stages are.
 import type { Engine } from "../engine/client.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { ModelRegistry } from "../engine/models.js";

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { INSIGHT_GGUF } from "../../src/config.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, soriSync, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const CATEGORIES = ["일상", "문의", "업무", "스팸"];
 const KO_FILE = path.join(TESTDATA, "ko/deeply_studioapt_sub100102a00015.wav");
@@ -274,6 +274,24 @@ describe(
       t.diagnostic(JSON.stringify(body.results.insight));
       checkItem(body, /[A-Za-z]{3}/);
       assert.doesNotMatch(body.results.insight[0].summary, /\p{Script=Hangul}/u);
+    });
+
+    it("`sori transcribe` runs the job pipeline a worker runs: use_insight gives the item", (t) => {
+      const out = soriSync(
+        [
+          "transcribe",
+          EN_FILE,
+          "--no-progress",
+          "--config",
+          JSON.stringify({ model_name: "whisper", use_insight: true }),
+        ],
+        { SORI_DATA_DIR: tempDataDir(), SORI_INSIGHT_STATE_DIR: stateDir },
+      );
+      const body = JSON.parse(out);
+      t.diagnostic(JSON.stringify(body.results.insight));
+      assert.equal(body.status, "completed");
+      assert.equal(body.results.insight.length, 1, out);
+      assert.ok(CATEGORIES.includes(body.results.insight[0].category));
     });
 
     it("a restart reads the evaluated prompt back instead of evaluating it again", async (t) => {
