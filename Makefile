@@ -33,8 +33,9 @@ test: install browser build depcheck lint test-ts test-py
 UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
 	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts)) \
 	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
-test-unit: node_modules/.installed
+test-unit: node_modules/.installed $(VENV)/.installed
 	node --import tsx --test $(UNIT_TESTS)
+	$(VENV)/bin/python -m pytest -q -m "not model" engine/tests
 
 # Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff for the engine
 # (engine/pyproject.toml). `make lint` fails on a finding or on a file not formatted; `make format` rewrites the
@@ -112,6 +113,7 @@ typecheck: node_modules/.installed
 
 test-ts:
 	npx tsc -p tsconfig.test.json
+	npx tsc -p console/tsconfig.json
 	npm test
 
 test-py:

@@ -23,6 +23,9 @@ from sori_engine.speaker_model import (
     mel_spectrogram,
 )
 
+# Every test here runs the real speaker models on real audio: not part of the fast lane.
+pytestmark = pytest.mark.model
+
 SR = 16000
 DIALOGUE = "multi/deeply_ko_dialogue_constructed"
 # Two files of each Korean speaker, same room (MANIFEST_DETAILS: speaker=sub1001a / sub1001b).
