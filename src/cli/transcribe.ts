@@ -13,7 +13,7 @@ import { Engine } from "../engine/client.js";
 import { loadModelRegistry } from "../engine/models.js";
 import { toApiError } from "../api/errorMapping.js";
 import { completedBody } from "../api/readResponse.js";
-import { InvalidInput } from "../domain/errors.js";
+import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import { toFailure } from "../jobs/failure.js";
@@ -62,7 +62,7 @@ export function transcribeCommand(): Command {
         print(completedBody(id, { ...results }));
       } catch (err) {
         bar?.stop();
-        if (isApiError(err) || err instanceof InvalidInput) {
+        if (isApiError(err) || err instanceof InvalidInput || err instanceof UnsupportedAudio) {
           print(toApiError(err).toBody());
         } else {
           const f = toFailure(err);
