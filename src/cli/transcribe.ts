@@ -17,7 +17,7 @@ import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import { toFailure } from "../jobs/failure.js";
-import { insightBackend, type LlmBackend } from "../insight/index.js";
+import { insightBackend, type LlmBackend, sharedPrompts } from "../insight/index.js";
 import { runJobPipeline } from "../pipeline/job.js";
 
 export function transcribeCommand(): Command {
@@ -42,7 +42,10 @@ export function transcribeCommand(): Command {
         const jobConfig = parseJobConfig(o.config);
         const format = await detectFormat(audioPath);
         const audioS = await containerDuration(audioPath, format);
-        if (jobConfig.use_insight) insight = insightBackend(config);
+        if (jobConfig.use_insight) {
+          insight = insightBackend(config);
+          insight.prepare?.(sharedPrompts()); // reads the evaluated shared prompt from disk where it is kept
+        }
         bar?.start(100, 0);
         const { results, insightError } = await runJobPipeline(
           { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },

@@ -283,7 +283,7 @@ describe(
           EN_FILE,
           "--no-progress",
           "--config",
-          JSON.stringify({ model_name: "whisper", use_insight: true }),
+          JSON.stringify({ model_name: "whisper", language: "en", use_insight: true }),
         ],
         { SORI_DATA_DIR: tempDataDir(), SORI_INSIGHT_STATE_DIR: stateDir },
       );
