@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { authenticate, read, submit } from "../test/helpers/api.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
 import { ROOT, TESTDATA } from "./paths.js";
+import { treeCpuS } from "./procCpu.js";
 
 interface Job {
   file: string;
@@ -89,35 +90,6 @@ async function insightStageS(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const m = /^sori_stage_duration_seconds_sum\{stage="insight"\} ([\d.e+-]+)$/m.exec(text);
   return m ? Number(m[1]) : 0;
-}
-
-const TICK_S = 0.01; // /proc/<pid>/stat counts CPU in clock ticks of 1/100 s (CLK_TCK on Linux)
-
-/** CPU seconds (user + system) of `pid` and every live descendant. */
-function treeCpuS(pid: number): number {
-  const parents = new Map<number, number>();
-  const cpu = new Map<number, number>();
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      parents.set(Number(entry), Number(fields[1]));
-      cpu.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * TICK_S);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  let total = 0;
-  for (const [p, s] of cpu) {
-    for (let q: number | undefined = p; q !== undefined && q > 1; q = parents.get(q)) {
-      if (q === pid) {
-        total += s;
-        break;
-      }
-    }
-  }
-  return total;
 }
 
 async function until(fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
