@@ -37,13 +37,14 @@ test-unit: node_modules/.installed $(VENV)/.installed
 	node --import tsx --test $(UNIT_TESTS)
 	$(VENV)/bin/python -m pytest -q -m "not model" engine/tests
 
-# Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff for the engine
+# Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff and mypy for the engine
 # (engine/pyproject.toml). `make lint` fails on a finding or on a file not formatted; `make format` rewrites the
 # files in place (run it after a merge, then commit).
 lint: node_modules/.installed $(VENV)/.installed
 	npx biome check
 	$(VENV)/bin/ruff check engine
 	$(VENV)/bin/ruff format --check engine
+	cd engine && ../$(VENV)/bin/mypy sori_engine
 
 format: node_modules/.installed $(VENV)/.installed
 	npx biome format --write

@@ -171,8 +171,8 @@ def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeC
     """One embedding per window; windows of equal length are batched together."""
     try:
         encoder = get_encoder()
-    except WeightsError as e:
-        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    except WeightsError as err:
+        raise EngineError(MODEL_LOAD_FAILED, str(err)) from err
     out = np.zeros((len(windows), 256), dtype=np.float32)
     by_len: dict[int, list[int]] = {}
     for i, (s, e) in enumerate(windows):
@@ -669,11 +669,11 @@ def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) ->
     # an overlap turn can touch or overlap its own speaker's next turn: one speaker's turns are joined there
     raw.sort(key=lambda t: (t[2], t[0], t[1]))
     joined: list[tuple[float, float, int]] = []
-    for s, e, spk in raw:
-        if joined and joined[-1][2] == spk and s <= joined[-1][1] + 1e-6:
-            joined[-1] = (joined[-1][0], max(joined[-1][1], e), spk)
+    for start, end, spk in raw:
+        if joined and joined[-1][2] == spk and start <= joined[-1][1] + 1e-6:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end), spk)
         else:
-            joined.append((s, e, spk))
+            joined.append((start, end, spk))
     raw = sorted(joined, key=lambda t: (t[0], t[1]))
     renum: dict[int, int] = {}
     return [Turn(s, e, renum.setdefault(spk, len(renum))) for s, e, spk in raw]
