@@ -62,4 +62,4 @@ export const errors = new Counter({
   registers: [registry],
 });
 
-export type Stage = "transcribe" | "diarize" | "text" | "insight" | "store";
+export type Stage = "transcribe" | "diarize" | "text" | "pii" | "insight" | "store";
