@@ -34,7 +34,7 @@ const anyCase = (words: string): string =>
     .split("|")
     .flatMap((w) => [w, w.replace(/\b[a-z]/gu, (c) => c.toUpperCase())])
     .join("|")})`;
-const EN_STREET = `${anyCase("street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl|terrace|circle|parkway|highway|hwy")}\\.?`;
+const EN_STREET = `${anyCase("street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl|terrace|circle|loop|square|parkway|highway|hwy|trail|row|plaza")}\\.?`;
 const EN_STATE =
   "alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|nevada|new hampshire|new jersey|new mexico|new york|north carolina|north dakota|ohio|oklahoma|oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|texas|utah|vermont|virginia|washington|west virginia|wisconsin|wyoming|[A-Z]{2}";
 const EN = new RegExp(

@@ -65,17 +65,17 @@ export function isSsn(d: string): boolean {
   return area > 0 && area < 900 && area !== 666 && d.slice(3, 5) !== "00" && d.slice(5) !== "0000";
 }
 
-/** An ABA routing number (a US bank account's other half): 9 digits with a weighted mod-10 check. */
-export function isRouting(d: string): boolean {
-  if (!/^\d{9}$/u.test(d)) return false;
-  const w = [3, 7, 1, 3, 7, 1, 3, 7, 1];
-  return w.reduce((acc, k, i) => acc + k * Number(d[i]), 0) % 10 === 0;
-}
-
 /** Phone numbers of the three numbering plans, by their prefixes and lengths; country codes allowed. */
 const PHONE_KO = /^(?:82|0)(?:1[016789]\d{7,8}|2\d{7,8}|[3-6][1-5]\d{7,8}|70\d{8}|50\d{8,9}|80\d{7,8})$/u;
 const PHONE_JA = /^(?:81|0)(?:[789]0\d{8}|[1-9]\d{8}|120\d{6}|800\d{7})$/u;
 const PHONE_NANP = /^1?[2-9]\d{2}[2-9]\d{6}$/u;
+/** Toll-free numbers belong to businesses (a support line), never to a person: 0120/0800, Korea's 10-digit 080,
+ * 1-8XX. (Japan's 080 numbers have 11 digits and are mobiles.) */
+const TOLL_FREE = /^(?:0120|0800|080\d{7}$|1?8(?:00|88|77|66|55|44|33))/u;
 
-export const isKoJaPhone = (d: string): boolean => PHONE_KO.test(d) || PHONE_JA.test(d);
-export const isNanpPhone = (d: string): boolean => PHONE_NANP.test(d);
+/** Mobile numbers: a form so specific (010-, 090- with 11 digits) that it outweighs a cue of another type. */
+const MOBILE = /^(?:0|82)1[016789]\d{7,8}$|^(?:0|81)[789]0\d{8}$/u;
+export const isMobile = (d: string): boolean => MOBILE.test(d);
+
+export const isKoJaPhone = (d: string): boolean => (PHONE_KO.test(d) || PHONE_JA.test(d)) && !TOLL_FREE.test(d);
+export const isNanpPhone = (d: string): boolean => PHONE_NANP.test(d) && !TOLL_FREE.test(d);

@@ -6,7 +6,10 @@
 export type Cue = "phone" | "card" | "account" | "national_id" | "dob" | "other";
 
 const CUES: [Cue, RegExp][] = [
-  ["phone", /전화|연락처|연락\s?번호|휴대폰|핸드폰|폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s+(?:me\s+)?back|reach\s+me/giu],
+  [
+    "phone",
+    /전화|연락처|연락\s?번호|휴대폰|핸드폰|폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s+(?:me\s+)?back|reach\s+me/giu,
+  ],
   ["card", /카드|カード|card|visa|master\s?card|amex/giu],
   [
     "account",
@@ -24,7 +27,7 @@ const CUES: [Cue, RegExp][] = [
 ];
 
 /** How far before a number its cue may be (characters of the joined transcript: about one sentence). */
-export const CUE_WINDOW = 48;
+export const CUE_WINDOW = 60;
 
 /** The nearest cue ending in text[at - window, at), or null. */
 export function cueBefore(text: string, at: number, window = CUE_WINDOW): Cue | null {

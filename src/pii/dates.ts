@@ -17,13 +17,16 @@ const DAY = `(?:\\d{1,2}(?:st|nd|rd|th)?|${ORDINAL})`;
 const YEAR_WORD = `(?:${ONES}|oh|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)`;
 const YEAR = `(?:\\d{4}|(?:nineteen|twenty)(?:[\\s-]+(?:hundred[\\s-]+(?:and[\\s-]+)?)?${YEAR_WORD}){1,2}|two\\s+thousand(?:[\\s-]+(?:and[\\s-]+)?${YEAR_WORD}){0,2})`;
 const EN_DATE = `(?:${MONTH}\\s+(?:the\\s+)?${DAY}(?:,?\\s+${YEAR})?|(?:the\\s+)?${DAY}\\s+(?:of\\s+)?${MONTH},?(?:\\s+${YEAR})?)`;
-const NUMERIC = "(?:\\d{4}\\s*[./-]\\s*\\d{1,2}\\s*[./-]\\s*\\d{1,2}|\\d{1,2}\\s*/\\s*\\d{1,2}\\s*/\\s*\\d{2,4}|\\d{2}\\.\\d{2}\\.\\d{2}|(?:19|20)\\d{6}|\\d{6})";
+const NUMERIC =
+  "(?:\\d{4}\\s*[./-]\\s*\\d{1,2}\\s*[./-]\\s*\\d{1,2}|\\d{1,2}\\s*/\\s*\\d{1,2}\\s*/\\s*\\d{2,4}|\\d{2}\\.\\d{2}\\.\\d{2}|(?:19|20)\\d{6}|\\d{6})";
 
 const DATE = new RegExp(
   `(?<![0-9])(?:${KO_DATE}|${KO_YEAR_ONLY}|${JA_DATE}|${NUMERIC})(?![0-9])|\\b${EN_DATE}\\b`,
   "giu",
 );
-const BORN_AFTER = /^\s*(?:에|에요|이에요|생|년생|生まれ|に生まれ|の生まれ|생이에요|출생)|^[^.?!。？！]{0,12}(?:태어났|태어났어요|生まれ)/u;
+const BORN_AFTER = /^\s*(?:생|년생|出生|生まれ|に生まれ|の生まれ|출생)|^[^.?!。？！\n]{0,12}(?:태어났|生まれ)/u;
+/** The front half of a resident registration number is the birth date: "주민번호 앞자리만". */
+const RRN_FRONT = /앞\s?자리|앞\s?번호|앞\s?여섯/u;
 
 /** Six or eight plain digits are a birth date only with the cue right before them (not an order number). */
 const PLAIN_DIGITS = /^\d{6}$|^(?:19|20)\d{6}$/u;
@@ -35,7 +38,11 @@ export function dobSpans(text: string): Span[] {
     const end = start + m[0].length;
     const cue = cueBefore(text, start, 40);
     const born = cue === "dob" || (hasCueBefore(text, start, "dob", 40) && cue !== "other");
-    if (PLAIN_DIGITS.test(m[0]) ? cueBefore(text, start, 20) === "dob" : born || BORN_AFTER.test(text.slice(end)))
+    const plainOk = (): boolean => {
+      const near = cueBefore(text, start, 30);
+      return near === "dob" || (near === "national_id" && RRN_FRONT.test(text.slice(Math.max(0, start - 30), start)));
+    };
+    if (PLAIN_DIGITS.test(m[0]) ? plainOk() : born || BORN_AFTER.test(text.slice(end)))
       out.push({ type: "dob", start, end, value: m[0] });
   }
   return out;

@@ -162,13 +162,16 @@ function englishUnit(m: RegExpExecArray): string {
   if (times && repeated) return EN_DIGITS[repeated.toLowerCase()]!.repeat(times.toLowerCase() === "double" ? 2 : 3);
   if (tens) return EN_TENS[tens.toLowerCase()]! + (ones ? EN_DIGITS[ones.toLowerCase()]! : "0");
   if (teen) return EN_TEENS[teen.toLowerCase()]!;
-  return EN_DIGITS[one!.toLowerCase()]! + (hundred ? "00" : "");
+  return EN_DIGITS[one.toLowerCase()]! + (hundred ? "00" : "");
 }
 
 /** A Korean word as digits and the particle after them ("공일공에" → 010 + 에); null when it is not one. */
 function koreanDigits(word: string): number | null {
   const all = (s: string): boolean => s.length > 0 && [...s].every((c) => c in KO_DIGITS);
+  if (word === "이" || word === "오" || word === "구") return null; // this, oh, district: too often not a digit
   if (all(word)) return word.length;
+  // A copula or particle on its own ("734 이요", "이에요") follows a number; it is not one.
+  if (KO_SUFFIXES.includes(word)) return null;
   for (const suffix of KO_SUFFIXES) {
     if (word.endsWith(suffix) && all(word.slice(0, -suffix.length))) return word.length - suffix.length;
   }
@@ -187,7 +190,7 @@ export function digitUnits(text: string): DigitUnit[] {
     const n = koreanDigits(m[0]);
     if (n === null) continue;
     for (let i = 0; i < n; i++)
-      units.push({ digits: KO_DIGITS[m[0][i]!]!, start: m.index + i, end: m.index + i + 1, written: false });
+      units.push({ digits: KO_DIGITS[m[0][i]]!, start: m.index + i, end: m.index + i + 1, written: false });
   }
   for (const m of text.matchAll(JA_RE)) {
     units.push({

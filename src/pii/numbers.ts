@@ -3,7 +3,7 @@
 // every window of its units; a window is a number when its digits pass the type's check (checks.ts) or, for the
 // numbers without a check digit, when a cue says what it is (cues.ts). Windows are taken strongest and longest
 // first, so "공일공 일이삼사 오육칠팔 이 번호요" masks the phone number and not the 이 ("this") after it.
-import { isCard, isKoJaPhone, isMyNumber, isNanpPhone, isRouting, isRrn, isSsn } from "./checks.js";
+import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn } from "./checks.js";
 import { cueBefore } from "./cues.js";
 import { digitRuns, type DigitUnit } from "./digits.js";
 import type { Span } from "./span.js";
@@ -15,7 +15,8 @@ const MIN_DIGITS = 7;
 const MAX_DIGITS = 19;
 
 /** A number said right before a currency or a count is an amount, not an identifier. */
-const AMOUNT_AFTER = /^\s*(?:원|円|엔|달러|만원|억|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
+const AMOUNT_AFTER =
+  /^\s*(?:원|円|엔|달러|만원|억|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
 const AMOUNT_BEFORE = /[$₩¥￥€£]\s*$/u;
 
 /** Group sizes as said (written groups split by their separators: 010-1234-5678 → 3,4,4). */
@@ -31,27 +32,47 @@ function groups(units: readonly DigitUnit[]): number[] {
   return out;
 }
 
-const sameGroups = (g: number[], want: number[]): boolean => g.length === want.length && g.every((n, i) => n === want[i]);
+const sameGroups = (g: number[], want: number[]): boolean =>
+  g.length === want.length && g.every((n, i) => n === want[i]);
 
-/** What a window of digits is, with its strength (3: its cue says so; 2: a check digit or plan; 1: a form), or null. */
+/** Cards are read in fours (Amex 4-6-5) or in one breath. */
+const cardGroups = (g: number[]): boolean =>
+  g.length === 1 || g.slice(0, -1).every((n) => n === 4) || sameGroups(g, [4, 6, 5]) || sameGroups(g, [4, 6, 4]);
+/** North American numbers are read 3-3-4 (with a leading 1); ten digits in one breath may be anything. */
+const nanpGroups = (g: number[]): boolean =>
+  sameGroups(g, [3, 3, 4]) || sameGroups(g, [1, 3, 3, 4]) || sameGroups(g, [3, 7]);
+
+/**
+ * What a window of digits is, with its strength, or null. Strength 2: the digits prove it (a birth date and sex
+ * digit, Luhn in a card's grouping, a mobile number, a grouped SSN or My Number); 1: a form many other numbers also
+ * have (a landline, an ungrouped 10-digit number); 0: only a length (an account). A cue before
+ * the number (cues.ts) decides between candidates; without one, strength 1 is enough.
+ */
 function classify(d: string, g: number[], text: string, start: number): { type: NumberType; strength: number } | null {
   const cue = cueBefore(text, start);
   if (cue === "other" || cue === "dob") return null;
   const candidates: { type: NumberType; strength: number }[] = [];
   if (isRrn(d)) candidates.push({ type: "national_id", strength: 2 });
-  if (isCard(d)) candidates.push({ type: "card", strength: 2 });
-  if (isKoJaPhone(d)) candidates.push({ type: "phone", strength: 2 });
-  if (isNanpPhone(d)) candidates.push({ type: "phone", strength: g.length >= 3 || d.length === 11 ? 2 : 1 });
+  if (isCard(d)) candidates.push({ type: "card", strength: cardGroups(g) ? 2 : 1 });
+  if (isKoJaPhone(d)) candidates.push({ type: "phone", strength: isMobile(d) ? 2 : 1 });
+  if (isNanpPhone(d)) candidates.push({ type: "phone", strength: nanpGroups(g) ? 2 : 1 });
   if (isMyNumber(d)) candidates.push({ type: "national_id", strength: sameGroups(g, [4, 4, 4]) ? 2 : 0 });
   if (isSsn(d)) candidates.push({ type: "national_id", strength: sameGroups(g, [3, 2, 4]) ? 2 : 0 });
-  if (isRouting(d)) candidates.push({ type: "account", strength: 0 });
   if (d.length >= 7 && d.length <= 16) candidates.push({ type: "account", strength: 0 });
+  candidates.sort((a, b) => b.strength - a.strength);
+  // A cue names the type; a number that proves another type still wins over a cue of a type without a check
+  // ("예금주는 김민수요 … 공일공 …" is a phone number, though the account's cue is nearer).
   const cued = cue ? candidates.find((c) => c.type === cue) : undefined;
-  if (cued) return { type: cued.type, strength: 3 };
+  if (cued && (cued.strength >= 1 || !WITHOUT_CHECK.has(cued.type))) return { type: cued.type, strength: 3 };
+  const proven = candidates.find((c) => c.strength >= 2);
+  if (cued) return proven ?? { type: cued.type, strength: 1.5 };
   // A cue of another type: only a number whose digits prove their type overrides it.
-  const best = candidates.filter((c) => c.strength >= (cue ? 2 : 1)).sort((a, b) => b.strength - a.strength)[0];
+  const best = candidates.find((c) => c.strength >= (cue ? 2 : 1));
   return best ?? null;
 }
+
+/** Types whose numbers have no check digit and no fixed form: found by their cue alone. */
+const WITHOUT_CHECK: ReadonlySet<NumberType> = new Set(["account"]);
 
 /** The structured numbers in `text`. */
 export function numberSpans(text: string): Span[] {
@@ -76,7 +97,9 @@ export function numberSpans(text: string): Span[] {
   const taken: Span[] = [];
   for (const f of found) {
     if (taken.some((t) => f.start < t.end && t.start < f.end)) continue;
-    taken.push({ type: f.type, start: f.start, end: f.end, value: f.value });
+    // A country code's plus and an area code's opening bracket belong to the number.
+    const start = /[(+（＋]/u.test(text[f.start - 1] ?? "") ? f.start - 1 : f.start;
+    taken.push({ type: f.type, start, end: f.end, value: f.value });
   }
   return taken.sort((a, b) => a.start - b.start);
 }

@@ -2,12 +2,10 @@
 // puts insight in the base result at completion, so `completed` waits for it; an insight failure gives
 // `insight: []` and the transcription completes all the same (docs/enterprise.md). With `use_pii_redaction`
 // (docs/pii.md) the utterances are redacted before insight reads them, and the insight is checked again after.
-import { randomBytes } from "node:crypto";
-import { piiOptions } from "../domain/jobConfig.js";
 import { insightForJob, type LlmBackend } from "../insight/index.js";
-import { redactText, redactUtterances, type Redaction } from "../pii/index.js";
+import { redactText } from "../pii/index.js";
 import { timeStage } from "../metrics/index.js";
-import { runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
+import { jobRedaction, runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
 
 export interface JobPipelineDeps extends PipelineDeps {
   /** The insight LLM (null: none configured, so a job that asks for insight gets `[]`) and its time budget. */
@@ -26,8 +24,6 @@ export async function runJobPipeline(
   audioSeconds: number | null,
 ): Promise<JobOutcome> {
   const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
-  const redaction = jobRedaction(input.config);
-  if (redaction) results.utterances = await timeStage("pii", async () => redactUtterances(results.utterances, redaction));
   if (!input.config.use_insight) return { results, insightError: null };
   const { insight, error } = await timeStage("insight", () =>
     insightForJob(
@@ -43,15 +39,9 @@ export async function runJobPipeline(
   );
   // The model saw only redacted text; what it wrote is checked all the same (it may make up a number), and so is
   // the reason of a failure (it can quote the model's answer), which goes to the log.
+  const redaction = jobRedaction(input.config);
   results.insight = redaction
     ? insight.map((i) => ({ ...i, title: redactText(i.title, redaction), summary: redactText(i.summary, redaction) }))
     : insight;
   return { results, insightError: redaction && error ? redactText(error, redaction) : error };
-}
-
-/** The job's redaction, with a key of its own for the `hash` mode (kept in memory for this run only); null when the
- * job did not ask for one. */
-export function jobRedaction(config: PipelineInput["config"]): Redaction | null {
-  const options = piiOptions(config);
-  return options ? { ...options, key: randomBytes(32) } : null;
 }

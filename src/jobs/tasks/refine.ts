@@ -1,7 +1,7 @@
 // The refine task (docs/enterprise.md): re-decodes the completed job's utterances with the refiner's settings and
 // records the refined ones beside the base result, which it never touches.
 import { EngineError } from "../../engine/protocol.js";
-import { jobRedaction } from "../../pipeline/job.js";
+import { jobRedaction } from "../../pipeline/run.js";
 import { redactUtterances } from "../../pii/index.js";
 import { refineUtterances } from "../../refine/refiner.js";
 import { readJobConfig, readResults } from "../../storage/stored.js";
