@@ -162,7 +162,7 @@ function englishUnit(m: RegExpExecArray): string {
   if (times && repeated) return EN_DIGITS[repeated.toLowerCase()]!.repeat(times.toLowerCase() === "double" ? 2 : 3);
   if (tens) return EN_TENS[tens.toLowerCase()]! + (ones ? EN_DIGITS[ones.toLowerCase()]! : "0");
   if (teen) return EN_TEENS[teen.toLowerCase()]!;
-  return EN_DIGITS[one.toLowerCase()]! + (hundred ? "00" : "");
+  return EN_DIGITS[(one ?? "").toLowerCase()]! + (hundred ? "00" : "");
 }
 
 /** A Korean word as digits and the particle after them ("공일공에" → 010 + 에); null when it is not one. */
@@ -189,8 +189,9 @@ export function digitUnits(text: string): DigitUnit[] {
   for (const m of text.matchAll(/[가-힣]+/gu)) {
     const n = koreanDigits(m[0]);
     if (n === null) continue;
-    for (let i = 0; i < n; i++)
-      units.push({ digits: KO_DIGITS[m[0][i]]!, start: m.index + i, end: m.index + i + 1, written: false });
+    [...m[0].slice(0, n)].forEach((c, i) => {
+      units.push({ digits: KO_DIGITS[c]!, start: m.index + i, end: m.index + i + 1, written: false });
+    });
   }
   for (const m of text.matchAll(JA_RE)) {
     units.push({
