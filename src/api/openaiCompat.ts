@@ -64,12 +64,9 @@ const OpenAiForm = z.object({
   "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
   stream: z.boolean().optional(),
   use_pii_redaction: z.boolean().optional().meta({ description: "Extension (docs/pii.md): redact personal data" }),
-  pii_redaction: z
-    .string()
-    .optional()
-    .meta({
-      description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
-    }),
+  pii_redaction: z.string().optional().meta({
+    description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
+  }),
 });
 export const openaiDocs: RouteDoc[] = [
   {
