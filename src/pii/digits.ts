@@ -5,6 +5,8 @@
 // 에/の/dash, an utterance break) form a run. Only runs are read as numbers, so a stray 이 ("this") or に
 // (a particle) is a one-digit run and never a number.
 
+import { parsePositional, SINO } from "../text/numbers.js";
+
 export interface DigitUnit {
   digits: string;
   /** The unit's characters in the text: [start, end). */
@@ -165,15 +167,29 @@ function englishUnit(m: RegExpExecArray): string {
   return EN_DIGITS[(one ?? "").toLowerCase()]! + (hundred ? "00" : "");
 }
 
-/** A Korean word as digits and the particle after them ("공일공에" → 010 + 에); null when it is not one. */
-function koreanDigits(word: string): number | null {
-  const all = (s: string): boolean => s.length > 0 && [...s].every((c) => c in KO_DIGITS);
+/**
+ * A Korean word as digits and the particle after them: "공일공에" → 010 + 에 (digit by digit), "천이백삼십사" → 1234
+ * (a group of four read as a number, as many people read phone and card numbers, and as sori's reverse ITN writes
+ * them); null when it is not one. Only units below 만 count, so 삼만 (30,000) stays an amount.
+ */
+function koreanDigits(word: string): { length: number; digits: string[] } | null {
+  const bySyllable = (s: string): string[] | null =>
+    s.length > 0 && [...s].every((c) => c in KO_DIGITS) ? [...s].map((c) => KO_DIGITS[c]!) : null;
+  const positional = (s: string): string[] | null => {
+    if (!/[십백천]/u.test(s) || /[만억조]/u.test(s)) return null;
+    const v = parsePositional(s, SINO);
+    return v === null ? null : [String(v)];
+  };
+  const read = (s: string): string[] | null => bySyllable(s) ?? positional(s);
   if (word === "이" || word === "오" || word === "구") return null; // this, oh, district: too often not a digit
-  if (all(word)) return word.length;
+  const whole = read(word);
+  if (whole) return { length: word.length, digits: whole };
   // A copula or particle on its own ("734 이요", "이에요") follows a number; it is not one.
   if (KO_SUFFIXES.includes(word)) return null;
   for (const suffix of KO_SUFFIXES) {
-    if (word.endsWith(suffix) && all(word.slice(0, -suffix.length))) return word.length - suffix.length;
+    if (!word.endsWith(suffix)) continue;
+    const digits = read(word.slice(0, -suffix.length));
+    if (digits) return { length: word.length - suffix.length, digits };
   }
   return null;
 }
@@ -187,11 +203,15 @@ export function digitUnits(text: string): DigitUnit[] {
   }
   // A Korean word counts only when it is all digit syllables (with a particle after them): 구 of 강남구 is not a 9.
   for (const m of text.matchAll(/[가-힣]+/gu)) {
-    const n = koreanDigits(m[0]);
-    if (n === null) continue;
-    [...m[0].slice(0, n)].forEach((c, i) => {
-      units.push({ digits: KO_DIGITS[c]!, start: m.index + i, end: m.index + i + 1, written: false });
-    });
+    const k = koreanDigits(m[0]);
+    if (k === null) continue;
+    // Digit by digit: a unit per syllable (so a window may end before a stray 이); a number read whole: one unit.
+    if (k.digits.length === 1 && k.length > 1 && !/^\d$/u.test(k.digits[0]!))
+      units.push({ digits: k.digits[0]!, start: m.index, end: m.index + k.length, written: false });
+    else
+      k.digits.forEach((d, i) => {
+        units.push({ digits: d, start: m.index + i, end: m.index + i + 1, written: false });
+      });
   }
   for (const m of text.matchAll(JA_RE)) {
     units.push({
