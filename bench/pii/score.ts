@@ -1,5 +1,5 @@
 // The PII evaluation (docs/pii.md): runs the redaction stage's detectors over the labelled calls of bench/pii/*.txt
-// and prints precision and recall per type and language, then checks that the redacted utterances (msg and words)
+// (the development set, then the held-out one, then both) and prints precision and recall per type and language, then checks that the redacted utterances (msg and words)
 // keep no labelled text. Pure TypeScript, no engine: `npx tsx bench/pii/score.ts [--show]` (--show lists misses
 // and false alarms).
 //
@@ -84,96 +84,102 @@ function parse(file: string, lang: string): Call[] {
 }
 
 type Count = { tp: number; fp: number; found: number; total: number };
-const counts = new Map<string, Count>();
-const count = (lang: string, type: string): Count => {
-  const key = `${lang}\t${type}`;
-  if (!counts.has(key)) counts.set(key, { tp: 0, fp: 0, found: 0, total: 0 });
-  return counts.get(key)!;
-};
-let leaks = 0;
-let entitiesTotal = 0;
-const started = process.cpuUsage();
-const wall = Date.now();
-let chars = 0;
+function score(label: string, suffixes: readonly string[]): void {
+  const counts = new Map<string, Count>();
+  const count = (lang: string, type: string): Count => {
+    const key = `${lang}\t${type}`;
+    if (!counts.has(key)) counts.set(key, { tp: 0, fp: 0, found: 0, total: 0 });
+    return counts.get(key)!;
+  };
+  let leaks = 0;
+  let entitiesTotal = 0;
+  const started = process.cpuUsage();
+  const wall = Date.now();
+  let chars = 0;
 
-for (const lang of LANGS) {
-  for (const call of parse(path.join(DIR, `${lang}.txt`), lang)) {
-    const offsets: number[] = [];
-    let at = 0;
-    for (const u of call.utterances) {
-      offsets.push(at);
-      at += u.msg.length + 1;
-    }
-    const text = call.utterances.map((u) => u.msg).join("\n");
-    chars += text.length;
-    const spans = detectPii(text, new Set(PII_TYPES));
-    const gold = call.entities.map((e) => ({
-      ...e,
-      abs: e.parts.map((p) => ({ start: offsets[p.utterance]! + p.start, end: offsets[p.utterance]! + p.end })),
-    }));
-    for (const e of gold) {
-      entitiesTotal++;
-      const c = count(lang, e.type);
-      c.total++;
-      const covered = e.abs.every((p) => {
-        for (let i = p.start; i < p.end; i++) {
-          if (/\s/u.test(text[i]!)) continue;
-          if (!spans.some((s) => s.type === e.type && s.start <= i && i < s.end)) return false;
-        }
-        return true;
-      });
-      if (covered) c.found++;
-      else if (show) console.log(`MISS  ${call.id} ${e.type}: ${e.text}`);
-    }
-    for (const s of spans) {
-      const c = count(lang, s.type);
-      const hit = gold.some((e) => e.type === s.type && e.abs.some((p) => s.start < p.end && p.start < s.end));
-      if (hit) c.tp++;
-      else {
-        c.fp++;
-        if (show) console.log(`FALSE ${call.id} ${s.type}: ${JSON.stringify(text.slice(s.start, s.end))}`);
+  for (const lang of LANGS) {
+    for (const call of suffixes.flatMap((sfx) => parse(path.join(DIR, `${lang}${sfx}.txt`), lang))) {
+      const offsets: number[] = [];
+      let at = 0;
+      for (const u of call.utterances) {
+        offsets.push(at);
+        at += u.msg.length + 1;
       }
-    }
-    // The stage itself: no labelled text (a number's digits, a name) may be left in msg or words.
-    const redacted = redactUtterances(call.utterances, { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32) });
-    for (const e of call.entities) {
-      for (const p of e.parts) {
-        const said = call.utterances[p.utterance]!.msg.slice(p.start, p.end);
-        const u = redacted[p.utterance]!;
-        const words = (u.words ?? []).map((w) => w.text).join(" ");
-        if (said.length >= 3 && (u.msg.includes(said) || words.includes(said))) {
-          leaks++;
-          if (show) console.log(`LEAK  ${call.id} ${e.type}: ${said}`);
+      const text = call.utterances.map((u) => u.msg).join("\n");
+      chars += text.length;
+      const spans = detectPii(text, new Set(PII_TYPES));
+      const gold = call.entities.map((e) => ({
+        ...e,
+        abs: e.parts.map((p) => ({ start: offsets[p.utterance]! + p.start, end: offsets[p.utterance]! + p.end })),
+      }));
+      for (const e of gold) {
+        entitiesTotal++;
+        const c = count(lang, e.type);
+        c.total++;
+        const covered = e.abs.every((p) => {
+          for (let i = p.start; i < p.end; i++) {
+            if (/\s/u.test(text[i]!)) continue;
+            if (!spans.some((s) => s.type === e.type && s.start <= i && i < s.end)) return false;
+          }
+          return true;
+        });
+        if (covered) c.found++;
+        else if (show) console.log(`MISS  ${call.id} ${e.type}: ${e.text}`);
+      }
+      for (const s of spans) {
+        const c = count(lang, s.type);
+        const hit = gold.some((e) => e.type === s.type && e.abs.some((p) => s.start < p.end && p.start < s.end));
+        if (hit) c.tp++;
+        else {
+          c.fp++;
+          if (show) console.log(`FALSE ${call.id} ${s.type}: ${JSON.stringify(text.slice(s.start, s.end))}`);
+        }
+      }
+      // The stage itself: no labelled text (a number's digits, a name) may be left in msg or words.
+      const redacted = redactUtterances(call.utterances, { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32) });
+      for (const e of call.entities) {
+        for (const p of e.parts) {
+          const said = call.utterances[p.utterance]!.msg.slice(p.start, p.end);
+          const u = redacted[p.utterance]!;
+          const words = (u.words ?? []).map((w) => w.text).join(" ");
+          if (said.length >= 3 && (u.msg.includes(said) || words.includes(said))) {
+            leaks++;
+            if (show) console.log(`LEAK  ${call.id} ${e.type}: ${said}`);
+          }
         }
       }
     }
   }
+
+  const pct = (a: number, b: number): string => (b === 0 ? "   -  " : `${((100 * a) / b).toFixed(1).padStart(5)}%`);
+  console.log(`\n== ${label}\nlang  type          entities  recall  detected  precision`);
+  for (const lang of [...LANGS, "all"]) {
+    for (const type of PII_TYPES) {
+      const c =
+        lang === "all"
+          ? LANGS.map((l) => counts.get(`${l}\t${type}`)).reduce<Count>(
+              (acc, x) => ({
+                tp: acc.tp + (x?.tp ?? 0),
+                fp: acc.fp + (x?.fp ?? 0),
+                found: acc.found + (x?.found ?? 0),
+                total: acc.total + (x?.total ?? 0),
+              }),
+              { tp: 0, fp: 0, found: 0, total: 0 },
+            )
+          : counts.get(`${lang}\t${type}`);
+      if (!c) continue;
+      console.log(
+        `${lang.padEnd(5)} ${type.padEnd(13)} ${String(c.total).padStart(8)}  ${pct(c.found, c.total)}  ${String(c.tp + c.fp).padStart(8)}  ${pct(c.tp, c.tp + c.fp)}`,
+      );
+    }
+  }
+  const cpu = process.cpuUsage(started);
+  console.log(
+    `entities: ${entitiesTotal}; labelled text left in a redacted msg or words: ${leaks}; ` +
+      `${chars} characters in ${((Date.now() - wall) / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU`,
+  );
 }
 
-const pct = (a: number, b: number): string => (b === 0 ? "   -  " : `${((100 * a) / b).toFixed(1).padStart(5)}%`);
-console.log("lang  type          entities  recall  detected  precision");
-for (const lang of [...LANGS, "all"]) {
-  for (const type of PII_TYPES) {
-    const c =
-      lang === "all"
-        ? LANGS.map((l) => counts.get(`${l}\t${type}`)).reduce<Count>(
-            (acc, x) => ({
-              tp: acc.tp + (x?.tp ?? 0),
-              fp: acc.fp + (x?.fp ?? 0),
-              found: acc.found + (x?.found ?? 0),
-              total: acc.total + (x?.total ?? 0),
-            }),
-            { tp: 0, fp: 0, found: 0, total: 0 },
-          )
-        : counts.get(`${lang}\t${type}`);
-    if (!c) continue;
-    console.log(
-      `${lang.padEnd(5)} ${type.padEnd(13)} ${String(c.total).padStart(8)}  ${pct(c.found, c.total)}  ${String(c.tp + c.fp).padStart(8)}  ${pct(c.tp, c.tp + c.fp)}`,
-    );
-  }
-}
-const cpu = process.cpuUsage(started);
-console.log(
-  `entities: ${entitiesTotal}; labelled text left in a redacted msg or words: ${leaks}; ` +
-    `${chars} characters in ${((Date.now() - wall) / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU`,
-);
+score("development set (the rules were written against it)", [""]);
+score("held-out set (written after the rules were frozen)", ["-heldout"]);
+score("both", ["", "-heldout"]);
