@@ -50,7 +50,10 @@ export const ConfigSchema = z.object({
   callback_url: z.string().max(2048, "must be at most 2048 characters").optional(),
   // Beyond the spec (docs/pii.md): personal data masked in every output. Optional, without defaults, so that a
   // config that does not name them parses (and is stored) exactly as before.
-  use_pii_redaction: z.boolean().optional(),
+  use_pii_redaction: z
+    .boolean()
+    .optional()
+    .meta({ description: "Extension, not in the spec (docs/pii.md): redact personal data in every output" }),
   pii_redaction: z
     .object({
       types: z
@@ -59,7 +62,11 @@ export const ConfigSchema = z.object({
         .optional(),
       mode: z.enum(PII_MODES, { message: `must be one of ${PII_MODES.join(", ")}` }).optional(),
     })
-    .optional(),
+    .optional()
+    .meta({
+      description:
+        "Extension, not in the spec (docs/pii.md): which types (default all) and how they are written (default mask); needs use_pii_redaction",
+    }),
 });
 
 export type JobConfig = z.infer<typeof ConfigSchema> & { language: string };

@@ -42,7 +42,9 @@ export function dobSpans(text: string): Span[] {
       const near = cueBefore(text, start, 30);
       return near === "dob" || (near === "national_id" && RRN_FRONT.test(text.slice(Math.max(0, start - 30), start)));
     };
-    if (PLAIN_DIGITS.test(m[0]) ? plainOk() : born || BORN_AFTER.test(text.slice(end)))
+    // "85년생" says "born in" itself.
+    const yearOfBirth = m[0].endsWith("년생");
+    if (PLAIN_DIGITS.test(m[0]) ? plainOk() : yearOfBirth || born || BORN_AFTER.test(text.slice(end)))
       out.push({ type: "dob", start, end, value: m[0] });
   }
   return out;
