@@ -31,7 +31,7 @@ test: install browser build depcheck lint test-ts test-py
 # SORI_TEST_PG_URL); no engine, no server process, no blob store (test/storage/blobs.test.ts runs in make test).
 # Test audio: SORI_TESTDATA (default ../shared/testdata).
 UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
-	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts)) \
+	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts test/pii/*.test.ts)) \
 	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
 test-unit: node_modules/.installed $(VENV)/.installed
 	node --import tsx --test $(UNIT_TESTS)

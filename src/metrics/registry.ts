@@ -69,4 +69,4 @@ export const insightFailures = new Counter({
   registers: [registry],
 });
 
-export type Stage = "transcribe" | "diarize" | "text" | "insight" | "store";
+export type Stage = "transcribe" | "diarize" | "text" | "pii" | "insight" | "store";
