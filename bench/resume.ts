@@ -7,14 +7,16 @@
 //
 // The input is bench/memory.py's: blocks of --block-s seconds, each the 26 Korean clips of ko/ end to end (about
 // 2.3 min of speech and pauses) and silence up to the block's length, as 16 kHz mono wav. API and workers are
-// separate processes on one SQLite data dir (SORI_LEASE_S 5, so a dead worker's task is reclaimed within seconds).
+// separate processes on one SQLite data dir (SORI_LEASE_S 20, SORI_MAX_ATTEMPTS kills + 2: each kill uses an attempt).
 // The kill points are random fractions of the audio (seeded), drawn in (0.1, 0.9) and at least 0.15 apart; a kill
 // happens when the task's progress (the engine's position in the file, stored with each lease renewal) passes one.
 //
 // Figures: per kill, `at_s` (the decoding position at the kill, from the task's stored progress: it lags the engine
 // by at most one heartbeat), `resumed_at_s` (the last checkpoint's offset, from the next worker's "resuming from
 // checkpoint" log line), `redone_s` = at_s - resumed_at_s (audio decoded again: the part of the window in flight
-// that was done), the windows stored before the kill and the windows redone (1 when the kill fell inside a window).
+// that was done), the windows stored before the kill and the windows redone (1 when the kill fell inside a window), and
+// `engine_cpu_lost_s`: the CPU seconds the killed engine had spent since its last stored checkpoint (the work the
+// kill threw away, VAD and partly decoded batches included, which the stored progress does not show).
 // Then the job's outcome, attempts, utterances, wall time, and the CPU seconds of every engine process (sampled from
 // /proc every 0.5 s, so an engine's last half second before its kill is not counted).
 import { spawnSync } from "node:child_process";
@@ -78,20 +80,35 @@ const input = path.join(dataDir, "long.wav");
 const env = {
   SORI_DATA_DIR: dataDir,
   SORI_PORT: "0",
-  SORI_LEASE_S: "5",
+  // Long enough that a worker starved of CPU by other work on a shared machine keeps its lease; a dead worker's task
+  // is reclaimed within this.
+  SORI_LEASE_S: "20",
+  // Every kill -9 uses an attempt (counted at claim): the job must have one more than there are kills.
+  SORI_MAX_ATTEMPTS: String(KILLS + 2),
   SORI_POLL_MS: "200",
   SORI_ENGINE_WINDOW_S: String(args["window-s"]),
   SORI_MAX_AUDIO_S: String(Math.max(4 * 3600, MINUTES * 60 + 60)),
 };
 const procs: SoriProcess[] = [];
 const engineCpu = new Map<number, number>();
-const sampler = setInterval(() => {
+/** The current worker's engine: its CPU seconds when its last checkpoint was logged as stored. */
+const current = { worker: null as SoriProcess | null, checkpoints: 0, cpuAtCheckpoint: 0, cpu: 0 };
+const storedCheckpoints = (w: SoriProcess): number =>
+  w.logs.filter((l) => l.includes('"msg":"checkpoint"') && l.includes('"stored":true')).length;
+function sample(): void {
   for (const p of procs) {
     const pid = p.child.exitCode === null && p.child.signalCode === null ? enginePid(p) : null;
     const s = pid === null ? null : cpuSeconds(pid);
-    if (pid !== null && s !== null) engineCpu.set(pid, s);
+    if (pid === null || s === null) continue;
+    engineCpu.set(pid, s);
+    if (p === current.worker) {
+      current.cpu = s;
+      const n = storedCheckpoints(p);
+      if (n > current.checkpoints) [current.checkpoints, current.cpuAtCheckpoint] = [n, s];
+    }
   }
-}, 500);
+}
+const sampler = setInterval(sample, 250);
 try {
   const built = spawnSync(
     path.join(ROOT, ".venv/bin/python"),
@@ -115,6 +132,7 @@ try {
   const token = await authenticate(api.url, client.client_id, client.client_secret);
   let worker = await startSori("worker", env);
   procs.push(worker);
+  current.worker = worker;
   const started = Date.now();
   const { body } = await submit(api.url, token, input, { model_name: "whisper", language: "ko" });
   const id = String(body.id);
@@ -130,19 +148,30 @@ try {
         progress: number;
       }
     ).progress;
+  const taskState = (): string =>
+    (db.prepare("SELECT state FROM tasks WHERE job_id = ? AND kind = 'transcribe'").get(id) as { state: string }).state;
   const storedWindows = (): number =>
     (db.prepare("SELECT count(*) AS n FROM task_checkpoints").get() as { n: number }).n;
   const kills: Record<string, number | null>[] = [];
   for (const point of killPoints(KILLS, Number(args.seed))) {
-    while (progress() < point) await new Promise((r) => setTimeout(r, 200));
+    while (progress() < point) {
+      if (taskState() !== "running" && taskState() !== "queued") throw new Error(`the job ended early: ${taskState()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const atS = progress() * durationS;
     const windowsBefore = storedWindows();
+    sample();
+    // CPU the engine spent since its last stored checkpoint (or since it started): the work this kill throws away.
+    const redoneCpuS = current.cpu - current.cpuAtCheckpoint;
     spawnSync("kill", ["-KILL", String(enginePid(worker) ?? 0)]);
     await worker.stop("SIGKILL");
     worker = await startSori("worker", env);
     procs.push(worker);
+    Object.assign(current, { worker, checkpoints: 0, cpuAtCheckpoint: 0, cpu: 0 });
     const w = worker;
-    let resumed: { windows: number; offset_s: number } | undefined;
+    // No window stored before the kill: the next worker starts from zero and logs no resume.
+    let resumed: { windows: number; offset_s: number } | undefined =
+      windowsBefore === 0 ? { windows: 0, offset_s: 0 } : undefined;
     while (!resumed) {
       resumed = w.logs
         .filter((l) => l.includes("resuming from checkpoint"))
@@ -156,7 +185,8 @@ try {
       resumed_after_windows: resumed.windows,
       resumed_at_s: Number(resumed.offset_s.toFixed(1)),
       redone_s: Number(Math.max(0, atS - resumed.offset_s).toFixed(1)),
-      windows_redone: atS > resumed.offset_s ? 1 : 0,
+      windows_redone: atS > resumed.offset_s || redoneCpuS > 1 ? 1 : 0,
+      engine_cpu_lost_s: Number(redoneCpuS.toFixed(1)),
     };
     kills.push(row);
     console.log(`kill ${kills.length}: ${JSON.stringify(row)}`);
@@ -176,6 +206,7 @@ try {
     engine_cpu_s: Number([...engineCpu.values()].reduce((a, b) => a + b, 0).toFixed(1)),
     kills,
     redone_s_total: Number(kills.reduce((a, k) => a + Number(k.redone_s), 0).toFixed(1)),
+    engine_cpu_lost_s_total: Number(kills.reduce((a, k) => a + Number(k.engine_cpu_lost_s), 0).toFixed(1)),
     max_windows_redone_per_kill: Math.max(0, ...kills.map((k) => Number(k.windows_redone))),
   };
   console.log(JSON.stringify(report, null, 2));
