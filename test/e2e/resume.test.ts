@@ -52,7 +52,7 @@ describe("resume from checkpoints after kill -9 and after a SIGTERM hand-back", 
   const env = {
     SORI_DATA_DIR: dataDir,
     SORI_PORT: "0",
-    SORI_LEASE_S: "4",
+    SORI_LEASE_S: "8",
     SORI_POLL_MS: "200",
     SORI_ENGINE_WINDOW_S: "60",
     SORI_SHUTDOWN_GRACE_S: "0",
