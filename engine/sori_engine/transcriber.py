@@ -119,8 +119,8 @@ def transcribe(
     resumed = checkpoint.restore(req.resume_from, ckey)
     if resumed is not None:
         state.restore(resumed)
-        for offset, probs in resumed.speech:
-            speech.add_probs(offset, probs)
+        for offset, part in resumed.speech:
+            speech.add_probs(offset, part)
         index = resumed.count
         blocks = skip_to(blocks, resumed.offset_sample)
         progress.update(resumed.offset_sample / SR)
@@ -129,7 +129,7 @@ def transcribe(
     narrowband = phone.narrowband_container(info)
     for window in windows(blocks, use_vad, window_s, narrowband=narrowband, start_sample=start):
         done = len(state.segments)
-        probs = speech.add(window.offset, window.audio)
+        window_probs = speech.add(window.offset, window.audio)
         state.feed(window)
         if emit_checkpoint is not None:
             emit_checkpoint(
@@ -138,7 +138,7 @@ def transcribe(
                     ckey,
                     window.offset,
                     window.offset + window.audio.shape[0],
-                    probs,
+                    window_probs,
                     state.segments[done:],
                     state.language,
                     state.probs,
