@@ -27,7 +27,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { freePort, startPgCluster } from "../test/helpers/pgCluster.js";
-import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../test/helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../test/helpers/server.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -56,13 +56,14 @@ const random = rng(Number(args.seed));
 const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Mixed lengths: mostly short Korean clips, some 11 s, a few 60 s (two 60 s engine windows each: checkpoints).
+// Mixed lengths: mostly short Korean clips, some 11 s, a few of 131 s (three English clips end to end, built at the
+// start): three 60 s engine windows each, so a fault during one is resumed from its checkpoints.
 const KO = fs
   .readdirSync(path.join(TESTDATA, "ko"))
   .filter((f) => f.endsWith(".wav"))
   .map((f) => path.join(TESTDATA, "ko", f));
 const MID = path.join(TESTDATA, "en/whisper_jfk.flac");
-const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav");
+let LONG = "";
 const pickFile = (): { file: string; config: object } => {
   const r = random();
   if (r < 0.08) return { file: LONG, config: { model_name: "whisper", language: "en" } };
@@ -214,18 +215,43 @@ async function injectFault(kind: string): Promise<void> {
   }
 }
 
+/** The long input, decoded by the engine's own decoder (as test/e2e/resume.test.ts builds it). */
+function buildLong(out: string): void {
+  const clips = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"];
+  const script = [
+    "import sys, wave, numpy as np",
+    "from sori_engine import audio",
+    "x = np.concatenate([audio.decode(p) for p in sys.argv[2:]])",
+    "w = wave.open(sys.argv[1], 'wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)",
+    "w.writeframes(np.round(x * 32768).clip(-32768, 32767).astype('<i2').tobytes()); w.close()",
+  ].join("\n");
+  const r = spawnSync(
+    path.join(ROOT, ".venv/bin/python"),
+    ["-c", script, out, ...clips.map((c) => path.join(TESTDATA, c))],
+    { cwd: path.join(ROOT, "engine"), encoding: "utf8" },
+  );
+  if (r.status !== 0) throw new Error(`building the long input failed: ${r.stderr}`);
+  LONG = out;
+}
+
 let exitCode = 0;
 try {
+  buildLong(path.join(dataDir, "long-131s.wav"));
   const client = createClient(env);
   await startApi();
   for (let i = 0; i < WORKERS; i++) await startWorker(i);
   await authenticate(client);
   console.log(`${JOBS} jobs, ${WORKERS} workers, ${FAULTS} faults; API ${url}`);
 
-  // Submit in the background, a few at a time; read every accepted job until it is final, as a polling client does.
+  // Submit in the background, three at a time, spread over the time the faults take (about 8 s each), so that API
+  // kills and store restarts also hit submits; read every accepted job until it is final, as a polling client does.
   let next = 0;
+  const paceMs = (FAULTS * 8000 * 3) / JOBS;
   const submitters = Array.from({ length: 3 }, async () => {
-    while (next < JOBS) await submitOne(next++);
+    while (next < JOBS) {
+      await submitOne(next++);
+      await sleep(paceMs * (0.5 + random()));
+    }
   });
   const final = new Set<string>();
   let submitting = true;
