@@ -62,4 +62,11 @@ export const errors = new Counter({
   registers: [registry],
 });
 
-export type Stage = "transcribe" | "diarize" | "text" | "insight" | "store";
+export const insightFailures = new Counter({
+  name: "sori_insight_failures_total",
+  help: "Jobs that asked for insight and got an empty insight, by reason (timeout, empty_transcript, invalid_answer, backend_error, not_configured).",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+
+export type Stage = "transcribe" | "diarize" | "text" | "pii" | "insight" | "store";

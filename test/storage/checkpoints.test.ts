@@ -16,7 +16,7 @@ import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgD
 const pgSkip = (await pgUnavailable()) ?? false;
 const A: Lease = { workerId: "worker-a", leaseMs: 60_000 };
 const B: Lease = { workerId: "worker-b", leaseMs: 60_000 };
-const crash: TaskFailure = { code: "engine_crashed", message: "engine exited", retryable: true };
+const crash: TaskFailure = { code: "E500", message: "engine exited", retryable: true };
 const final: TaskFailure = { code: "E500", message: "bad", retryable: false };
 
 for (const [label, skip] of [
