@@ -55,6 +55,7 @@ const EnvSchema = z.object({
   SORI_DEFAULT_READ_BURST: z.coerce.number().int().min(1).default(20),
   SORI_AUTH_RPS: z.coerce.number().min(0.01).default(2),
   SORI_AUTH_BURST: z.coerce.number().int().min(1).default(10),
+  SORI_RATE_LIMITS: z.enum(["local", "shared"]).optional(),
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
   SORI_ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
@@ -119,6 +120,9 @@ export interface Config {
   quotaWindowS: number;
   authRps: number;
   authBurst: number;
+  /** Where the read and authentication token buckets live: this process's memory (`local`) or the PostgreSQL store
+   * that every API host shares (`shared`, the default with SORI_DATABASE_URL; SQLite is always `local`). */
+  rateLimits: "local" | "shared";
   engineTimeoutFactor: number;
   /** CPU niceness of the engine processes: below the API's, so reads stay fast while workers decode. */
   engineNice: number;
@@ -211,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaWindowS: e.SORI_QUOTA_WINDOW_S,
     authRps: e.SORI_AUTH_RPS,
     authBurst: e.SORI_AUTH_BURST,
+    rateLimits: e.SORI_DATABASE_URL ? (e.SORI_RATE_LIMITS ?? "shared") : "local",
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
     engineNice: e.SORI_ENGINE_NICE,
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,

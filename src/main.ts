@@ -18,6 +18,7 @@ import { openBlobStore } from "./storage/blobs/index.js";
 import { sweepSpool } from "./storage/blobs/spool.js";
 import { listClients } from "./storage/clients.js";
 import { openStore, type Store } from "./storage/db.js";
+import { StoreRateLimiter } from "./storage/rateBuckets.js";
 import { startOpsServer } from "./metrics/server.js";
 
 export interface Running {
@@ -101,7 +102,8 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
         store,
         blobs,
         tokens,
-        limiter: new RateLimiter(),
+        // Shared by every API host in scale-out; in this process alone for the embedded default.
+        limiter: config.rateLimits === "shared" ? new StoreRateLimiter(store) : new RateLimiter(),
         onJobQueued: () => {
           nudge();
           notifyJobQueued(store).catch((err) =>

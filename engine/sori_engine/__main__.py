@@ -110,7 +110,11 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
         return audio.probe(parse_probe(req.params).audio_path).to_json()
     if req.op == "transcribe":
         params = parse_transcribe(req.params)
-        return transcriber.transcribe(params, lambda fraction: writer.progress(req.id, fraction)).to_json()
+        return transcriber.transcribe(
+            params,
+            lambda fraction: writer.progress(req.id, fraction),
+            (lambda cp: writer.checkpoint(req.id, cp)) if params.checkpoints else None,
+        ).to_json()
     if req.op == "diarize":
         from . import diarize  # numpy-only model, loaded on first use: engines that never diarize never load it
 

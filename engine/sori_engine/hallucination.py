@@ -123,9 +123,16 @@ class SpeechMapBuilder:
         self.parts: list[np.ndarray] = []
         self.frames = 0
 
-    def add(self, offset_sample: int, audio: np.ndarray) -> None:
+    def add(self, offset_sample: int, audio: np.ndarray) -> np.ndarray:
         """`audio` starts at `offset_sample` of the file; frames are placed at the file's 32 ms grid, so windows of
-        any length do not drift."""
+        any length do not drift. Returns the stretch's probabilities (a checkpoint keeps them: add_probs)."""
+        probs = speech_probs(audio)
+        self.add_probs(offset_sample, probs)
+        return probs
+
+    def add_probs(self, offset_sample: int, probs: np.ndarray) -> None:
+        """Places the probabilities of a stretch that starts at `offset_sample` (computed by `add`, here or in an
+        earlier process whose checkpoint kept them)."""
         first = round(offset_sample / (FRAME_S * 16000))
         if first < self.frames:  # overlap by a fraction of a frame: drop what is already there
             self.parts[-1] = self.parts[-1][: first - (self.frames - self.parts[-1].size)]
@@ -133,7 +140,6 @@ class SpeechMapBuilder:
         elif first > self.frames:
             self.parts.append(np.zeros(first - self.frames, dtype=np.float32))
             self.frames = first
-        probs = speech_probs(audio)
         self.parts.append(probs)
         self.frames += probs.size
 

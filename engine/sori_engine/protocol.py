@@ -73,6 +73,9 @@ class TranscribeParams:
     hotwords: str | None = None
     max_duration_s: float | None = None
     channel: int | None = None  # decode this channel (0-based) alone instead of the mono downmix
+    # Checkpoints (checkpoint.py): emit one event per window, and continue from the ones a previous request emitted.
+    checkpoints: bool = False
+    resume_from: list[Any] | None = None
 
 
 def _get(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str, default: Any = ...) -> Any:
@@ -105,6 +108,10 @@ def _is_int(v: Any) -> bool:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, list)
 
 
 def _is_str_list(v: Any) -> bool:
@@ -179,6 +186,8 @@ def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:
         hotwords=_get(params, "hotwords", _is_str, "a string", None) or None,
         max_duration_s=float(max_duration) if max_duration is not None else None,
         channel=_get(params, "channel", _is_int, "an integer", None),
+        checkpoints=_get(params, "checkpoints", _is_bool, "a boolean", False),
+        resume_from=_get(params, "resume_from", _is_list, "a list of checkpoints", None),
     )
     if mode == "fixed" and req.language is None:
         raise bad_request("field language is required when language_mode is fixed")
@@ -321,6 +330,9 @@ class LineWriter:
 
     def ready(self, version: str) -> None:
         self._write({"id": None, "event": "ready", "version": version})
+
+    def checkpoint(self, rid: str, checkpoint: dict[str, Any]) -> None:
+        self._write({"id": rid, "event": "checkpoint", "checkpoint": checkpoint})
 
     def progress(self, rid: str, fraction: float) -> None:
         self._write({"id": rid, "event": "progress", "fraction": round(min(max(fraction, 0.0), 1.0), 3)})

@@ -32,7 +32,7 @@ from faster_whisper.transcribe import restore_speech_timestamps
 from faster_whisper.vad import get_speech_timestamps
 
 from . import audio as audio_io
-from . import hallucination, models, phone
+from . import checkpoint, hallucination, models, phone
 from .fw_batched import KeepTailPipeline
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
@@ -45,7 +45,7 @@ SPEECH_S = 20.0  # longest VAD speech region (Silero's max_speech_duration_s): l
 # of 8 on bench/rtf.py's ko input) but more cuts cost accuracy there (CER 0.119 against 0.097).
 MIN_SILENCE_MS = 2000
 CHUNK_SPEECH_S = CHUNK_S  # most speech per chunk: one encoder pass each, which costs the same however full
-WINDOW_S = 300.0  # audio held for the VAD at once (19 MB of float32)
+WINDOW_S = checkpoint.DEFAULT_WINDOW_S  # audio held for the VAD at once (19 MB of float32); SORI_ENGINE_WINDOW_S
 GUARD_S = 1.0  # speech regions ending this close to a window's end may go on in the next window: carried over
 BATCH_SIZE = 4  # chunks decoded together: more costs memory (8 with beam 5: ~1.1 GB) for no CPU gain; docs/audio.md
 MISSING_S = 3.0  # speech in a clip that decoded to no text at all: suspect
@@ -99,7 +99,11 @@ class Window:
     regions: list[Region]  # final speech regions, in window samples
 
 
-def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) -> TranscribeResult:
+def transcribe(
+    req: TranscribeParams,
+    emit_progress: Callable[[float], None],
+    emit_checkpoint: Callable[[dict], None] | None = None,
+) -> TranscribeResult:
     model = models.get_model(req.model)
     _check_languages(req, model.supported_languages)
     info = _probe(req.audio_path)
@@ -107,11 +111,41 @@ def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) ->
     progress = ProgressReporter(emit_progress, expected_s)
     state = _Decoder(model, req, progress)
     use_vad = req.model.vad or req.language_mode == "multi"
-    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    window_s = checkpoint.window_s()
+    ckey = checkpoint.key(req, window_s)
     speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
-    for window in windows(blocks, use_vad, narrowband=phone.narrowband_container(info)):
-        speech.add(window.offset, window.audio)
+    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    index = 0  # windows done, here or in the requests whose checkpoints this one resumes from
+    resumed = checkpoint.restore(req.resume_from, ckey)
+    if resumed is not None:
+        state.restore(resumed)
+        for offset, part in resumed.speech:
+            speech.add_probs(offset, part)
+        index = resumed.count
+        blocks = skip_to(blocks, resumed.offset_sample)
+        progress.update(resumed.offset_sample / SR)
+        log.info("resuming after %d window(s), at %.1f s", index, resumed.offset_sample / SR)
+    start = resumed.offset_sample if resumed is not None else 0
+    narrowband = phone.narrowband_container(info)
+    for window in windows(blocks, use_vad, window_s, narrowband=narrowband, start_sample=start):
+        done = len(state.segments)
+        window_probs = speech.add(window.offset, window.audio)
         state.feed(window)
+        if emit_checkpoint is not None:
+            emit_checkpoint(
+                checkpoint.make(
+                    index,
+                    ckey,
+                    window.offset,
+                    window.offset + window.audio.shape[0],
+                    window_probs,
+                    state.segments[done:],
+                    state.language,
+                    state.probs,
+                    state.weighted,
+                )
+            )
+        index += 1
     duration_s = state.total_samples / SR
     language, probs = state.finish()
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
@@ -137,8 +171,25 @@ def _expected_duration(req: TranscribeParams, info: ProbeResult | None) -> float
     return audio_io.measure(req.audio_path, req.max_duration_s)
 
 
+def skip_to(blocks: Iterable[np.ndarray], sample: int) -> Iterator[np.ndarray]:
+    """The decoded blocks from file sample `sample` on: whole blocks before it are dropped and the one it falls in
+    is cut there. Resuming at a window's start, the first block is then exactly the audio the uninterrupted run
+    carried over from the previous window, and the later blocks are the same blocks, so the windows that follow are
+    the same windows (checkpoint.py)."""
+    seen = 0
+    for block in blocks:
+        end = seen + block.shape[0]
+        if end > sample:
+            yield block if seen >= sample else block[sample - seen :]
+        seen = end
+
+
 def windows(
-    blocks: Iterable[np.ndarray], use_vad: bool, window_s: float = WINDOW_S, narrowband: bool = False
+    blocks: Iterable[np.ndarray],
+    use_vad: bool,
+    window_s: float = WINDOW_S,
+    narrowband: bool = False,
+    start_sample: int = 0,
 ) -> Iterator[Window]:
     """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
@@ -148,7 +199,7 @@ def windows(
     guard = int(GUARD_S * SR)
     pending: list[np.ndarray] = []
     pending_len = 0
-    offset = 0  # file sample where the pending audio starts
+    offset = start_sample  # file sample where the pending audio starts (`blocks` start there)
     exhausted = False
     it = iter(blocks)
     while not exhausted:
@@ -199,9 +250,18 @@ class _Decoder:
         self.language: str | None = req.language if req.language_mode == "fixed" else None
         self.probs: dict[str, float] | None = {req.language: 1.0} if req.language else None
         self.weighted: dict[str, float] = {}  # multi: speech-weighted sum of the chunks' distributions
+        self.resumed = False  # the first windows were decoded by an earlier request (checkpoint.py)
+
+    def restore(self, r: checkpoint.Restored) -> None:
+        self.segments = list(r.segments)
+        self.total_samples = r.total_samples
+        self.language = r.language
+        self.probs = r.probs
+        self.weighted = dict(r.weighted)
+        self.resumed = True
 
     def feed(self, window: Window) -> None:
-        if self.head is None:
+        if self.head is None and not self.resumed:
             self.head = window.audio[: int(CHUNK_S * SR)].copy()
         self.total_samples = window.offset + window.audio.shape[0]
         chunks = _group(window.regions, int(CHUNK_SPEECH_S * SR))
@@ -246,10 +306,24 @@ class _Decoder:
             return max(probs, key=probs.__getitem__), probs
         if self.probs is None:  # detect/multi and no speech anywhere: listen to the start of the file
             log.info("no speech found in %s", self.req.audio_path)
-            head = self.head if self.head is not None else np.zeros(0, dtype=np.float32)
+            head = self.head if self.head is not None else self._file_head()
             self.probs = _detect(self.model, head, self.req.language_candidates)
         language = self.language or max(self.probs, key=self.probs.__getitem__)
         return language, self.probs
+
+    def _file_head(self) -> np.ndarray:
+        """The file's first CHUNK_S of audio, decoded again: a resumed request did not see the first window."""
+        if not self.resumed:
+            return np.zeros(0, dtype=np.float32)
+        want = int(CHUNK_S * SR)
+        got: list[np.ndarray] = []
+        size = 0
+        for block in audio_io.stream(self.req.audio_path, self.req.max_duration_s, self.req.channel):
+            got.append(block)
+            size += block.shape[0]
+            if size >= want:
+                break
+        return np.concatenate(got)[:want] if got else np.zeros(0, dtype=np.float32)
 
 
 def _check_languages(req: TranscribeParams, supported: list[str]) -> None:

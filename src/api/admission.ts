@@ -48,15 +48,40 @@ export async function queueJob(
   const id = randomBytes(16).toString("base64url");
   const blob = await blobs.adopt(job.spoolPath);
   stored(blob.key);
-  await insertJob(store, {
-    id,
-    client_id: job.client.id,
-    config: JSON.stringify(job.config),
-    blob_key: blob.key,
-    file_format: job.format,
-    audio_s: job.audioS,
-    max_attempts: config.maxAttempts,
-  });
+  const { client } = job;
+  const maxConcurrent = client.max_concurrent ?? config.defaults.maxConcurrent;
+  const quotaS = client.quota_s ?? config.defaults.quotaS;
+  // The checks above ran before the upload, outside any transaction; these run again where the job is inserted, in
+  // its transaction and (PostgreSQL) under the client's lock, so concurrent submits on several API hosts cannot
+  // pass a bound together.
+  const admission = {
+    since: quotaWindowStart(app),
+    check({ inFlight, audioS }: { inFlight: number; audioS: number }): void {
+      if (inFlight >= maxConcurrent) {
+        throw new ApiError("A0002", `at most ${maxConcurrent} jobs may be in progress at once`);
+      }
+      if (quotaS > 0 && audioS + (job.audioS ?? 0) > quotaS) {
+        throw new ApiError(
+          "A0001",
+          `this file would exceed the audio usage quota of ${quotaS} s per ${config.quotaWindowS} s`,
+        );
+      }
+    },
+  };
+  await insertJob(
+    store,
+    {
+      id,
+      client_id: job.client.id,
+      config: JSON.stringify(job.config),
+      blob_key: blob.key,
+      file_format: job.format,
+      audio_s: job.audioS,
+      max_attempts: config.maxAttempts,
+    },
+    Date.now(),
+    admission,
+  );
   req.log.info(
     { job_id: id, client_id: job.client.id, format: job.format, audio_s: job.audioS, bytes: blob.bytes, via: job.via },
     "job queued",

@@ -29,7 +29,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post("/v1/authenticate", async (req) => {
     // Throttle by address: this is where secrets are guessed.
-    if (!limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst)) {
+    if (!(await limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst))) {
       throw new ApiError("A0003", "too many authentication attempts; slow down");
     }
     const body = Credentials.safeParse(req.isMultipart() ? await multipartFields(req) : (req.body ?? {}));

@@ -40,7 +40,7 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
       const query = ExportQuery.safeParse(req.query);
       if (!query.success) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
       const { format } = query.data;
-      takeRead(app, client);
+      await takeRead(app, client);
       const job = await findOwnJob(app, client, req.params.id);
       if (job.state !== "completed") {
         const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";

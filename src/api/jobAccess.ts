@@ -20,10 +20,10 @@ export const JobIdParams = z.object({
 export const READ_ERRORS = ["H0001", "H0002", "H0003", "H0004", "H0007", "A0003"] as const;
 
 /** Counts one read against the client's read rate; 429 A0003 when it polls too fast. */
-export function takeRead(app: FastifyInstance, client: ClientRow): void {
+export async function takeRead(app: FastifyInstance, client: ClientRow): Promise<void> {
   const { config, limiter } = app.sori;
   const rps = client.read_rps ?? config.defaults.readRps;
-  if (!limiter.take(`read:${client.id}`, rps, config.defaults.readBurst)) {
+  if (!(await limiter.take(`read:${client.id}`, rps, config.defaults.readBurst))) {
     throw new ApiError("A0003", `polling too fast: at most ${rps} reads per second (poll about every 5 s)`);
   }
 }

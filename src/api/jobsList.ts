@@ -112,7 +112,7 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     }
     const limit = parsedLimit.data ?? LIST_DEFAULT_LIMIT;
     const beforeSeq = cursor === undefined || cursor === "" ? undefined : decodeCursor(cursor);
-    takeRead(app, client);
+    await takeRead(app, client);
     // One row more than asked tells whether another page follows.
     const rows = await listJobs(app.sori.store, {
       clientId: client.id,
@@ -130,7 +130,7 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {
     const client = req.client!;
-    takeRead(app, client);
+    await takeRead(app, client);
     const job = await findOwnJob(app, client, req.params.id, { expired: "allow" });
     const gone = await deleteJob(app.sori.store, job.id);
     if (!gone) throw new ApiError("H0004", "no transcription with this id");

@@ -1,12 +1,20 @@
-// Token buckets keyed by client or address, in this process's memory. With several API hosts each host enforces
-// its own share; that is the usual trade-off for a limit that must cost nothing on the hot read path.
+// Token buckets keyed by client (`read:<id>`) or address (`auth:<ip>`). RateLimiter keeps them in this process's
+// memory: the embedded SQLite default, where one API process serves. In scale-out (PostgreSQL) the buckets live in
+// the shared store instead (src/storage/rateBuckets.ts, SORI_RATE_LIMITS), so N API hosts do not give a client N
+// times its rate; docs/deployment.md has the latency that costs.
+
+/** What the routes take tokens from: either kind of bucket store. */
+export interface Limiter {
+  /** Takes one token of `key`; false when the key is over its rate. */
+  take(key: string, ratePerS: number, burst: number): boolean | Promise<boolean>;
+}
 
 export interface Bucket {
   tokens: number;
   at: number;
 }
 
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private buckets = new Map<string, Bucket>();
   private sweepAt = 0;
 

@@ -137,7 +137,7 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
       const query = ReadQuery.safeParse(req.query);
       if (!query.success) throw new ApiError("H0001", "result must be 'refined' when given");
-      takeRead(app, client);
+      await takeRead(app, client);
       const job = await findOwnJob(app, client, id);
       return readResponse(job, query.data.result === "refined");
     },

@@ -9,6 +9,7 @@ import { projectRoot } from "../config.js";
 import {
   EngineError,
   type DiarizeParams,
+  type EngineCheckpoint,
   type DiarizeResult,
   type ProbeResult,
   type TranscribeParams,
@@ -32,6 +33,7 @@ interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: EngineError) => void;
   onProgress?: ((fraction: number) => void) | undefined;
+  onCheckpoint?: ((checkpoint: EngineCheckpoint) => void) | undefined;
   timer?: NodeJS.Timeout | undefined;
 }
 
@@ -49,7 +51,12 @@ export class Engine {
 
   async transcribe(
     params: TranscribeParams,
-    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+    opts: {
+      onProgress?: (fraction: number) => void;
+      /** Each checkpoint event, when the params ask for them (`checkpoints: true`). */
+      onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
+      timeoutMs?: number;
+    } = {},
   ): Promise<TranscribeResult> {
     return (await this.request("transcribe", params, opts)) as TranscribeResult;
   }
@@ -92,13 +99,17 @@ export class Engine {
   private async request(
     op: string,
     params: unknown,
-    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number },
+    opts: {
+      onProgress?: (fraction: number) => void;
+      onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
+      timeoutMs?: number;
+    },
   ): Promise<unknown> {
     await this.start();
     const child = this.child!;
     const id = String(this.nextId++);
     return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject, onProgress: opts.onProgress };
+      const p: Pending = { resolve, reject, onProgress: opts.onProgress, onCheckpoint: opts.onCheckpoint };
       if (opts.timeoutMs) {
         p.timer = setTimeout(() => {
           // A hung engine cannot be trusted with the next request either: kill it; `exit` rejects the request.
@@ -137,6 +148,7 @@ export class Engine {
           id?: string | null;
           event?: string;
           fraction?: number;
+          checkpoint?: EngineCheckpoint;
           result?: unknown;
           error?: { code: string; message: string };
         };
@@ -155,6 +167,10 @@ export class Engine {
         if (!p) return;
         if (msg.event === "progress") {
           if (typeof msg.fraction === "number") p.onProgress?.(msg.fraction);
+          return;
+        }
+        if (msg.event === "checkpoint") {
+          if (msg.checkpoint && typeof msg.checkpoint === "object") p.onCheckpoint?.(msg.checkpoint);
           return;
         }
         this.pending.delete(msg.id!);

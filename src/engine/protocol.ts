@@ -21,6 +21,19 @@ export interface TranscribeParams {
   max_duration_s: number | null;
   /** Decode this channel (0-based) alone instead of the mono downmix (docs/engine.md). */
   channel?: number;
+  /** Emit a checkpoint event after each window (docs/engine.md, "Checkpoints"). */
+  checkpoints?: boolean;
+  /** The checkpoints an earlier request emitted, in order: the request continues after the last one. */
+  resume_from?: EngineCheckpoint[];
+}
+
+/** What the engine emits after each window; opaque here except for where it stands. */
+export interface EngineCheckpoint {
+  /** The window (0, 1, 2, ...). */
+  index: number;
+  /** The file sample (16 kHz) where the next window starts. */
+  offset_sample: number;
+  [field: string]: unknown;
 }
 
 export interface EngineWord {

@@ -3,6 +3,7 @@
 // statement (attempt counted at claim time); every later write is fenced by `locked_by`, so a worker that lost its
 // lease changes nothing. A failed attempt that may pass is retried with backoff; a dead worker's task is reaped.
 import { sql } from "kysely";
+import { dropCheckpoints } from "../storage/checkpoints.js";
 import type { Store } from "../storage/db.js";
 import type { TaskRow } from "../storage/jobs.js";
 import type { TaskKind } from "../storage/schema.js";
@@ -109,6 +110,7 @@ export async function completeTask(
       .where("state", "=", "running")
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return false;
+    await dropCheckpoints(trx, [task.seq]);
     const job = { ...done.results, ...(KINDS[task.kind].endsJob ? { expires_at: now + retentionMs } : {}) };
     if (Object.keys(job).length > 0) await trx.updateTable("jobs").set(job).where("id", "=", task.job_id).execute();
     if (done.next) {
@@ -164,7 +166,9 @@ export async function failTask(
       .where("state", "=", "running")
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return "lost";
+    // A retry continues from the checkpoints (an engine crash, a timeout); a final failure has no use for them.
     if (retry) return "retried";
+    await dropCheckpoints(trx, [task.seq]);
     if (KINDS[task.kind].endsJob)
       await trx
         .updateTable("jobs")
@@ -175,7 +179,8 @@ export async function failTask(
   });
 }
 
-/** Hands a claimed task back untouched (graceful shutdown): the attempt it used is given back too. */
+/** Hands a claimed task back (graceful shutdown): the attempt it used is given back too, and its checkpoints stay,
+ * so the next worker continues from the last one (docs/architecture.md, "Checkpoints"). */
 export async function releaseTask(store: Store, task: Pick<TaskRow, "seq">, workerId: string): Promise<void> {
   await store.db
     .updateTable("tasks")
@@ -220,8 +225,12 @@ export async function reapExpired(
         .where("state", "=", "running")
         .where("lease_until", "<", now)
         .whereRef("attempts", ">=", "max_attempts")
-        .returning("job_id")
+        .returning(["job_id", "seq"])
         .execute();
+      await dropCheckpoints(
+        trx,
+        rows.map((r) => r.seq),
+      );
       if (rows.length > 0 && KINDS[kind].endsJob) {
         await trx
           .updateTable("jobs")

@@ -14,6 +14,7 @@ import type { Store } from "../storage/db.js";
 import { getJob, hasPendingTasks, type TaskRow } from "../storage/jobs.js";
 import type { TaskKind } from "../storage/schema.js";
 import { KINDS } from "../storage/taskKinds.js";
+import { TaskCheckpoints } from "./checkpoints.js";
 import { hidePaths, TaskFailed } from "./failure.js";
 import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "./queue.js";
 import { taskDefinitions, type TaskDefinition } from "./tasks/index.js";
@@ -181,7 +182,15 @@ export class Worker {
       audio = await blobs.open(job.blob_key).catch((err: unknown) => {
         throw err instanceof BlobNotFoundError ? new TaskFailed(def.audioMissing) : err;
       });
-      const done = await def.run({ job, task, audioPath: audio.path, onProgress: (f) => (progress = f), log: tlog });
+      const checkpoints = new TaskCheckpoints(store, { seq: task.seq, workerId: this.id }, tlog);
+      const done = await def.run({
+        job,
+        task,
+        audioPath: audio.path,
+        onProgress: (f) => (progress = f),
+        log: tlog,
+        checkpoints,
+      });
       clearInterval(heartbeat);
       const stored = !lost && (await timeStage("store", () => completeTask(store, task, this.id, done, retentionMs)));
       outcome = stored ? "completed" : "lost";

@@ -5,6 +5,7 @@ import type { Engine } from "../engine/client.js";
 import { EngineError, type TranscribeParams } from "../engine/protocol.js";
 import type { Utterance } from "../domain/utterance.js";
 import { toUtterances } from "../engine/utterances.js";
+import { resumable, type Checkpoints } from "./checkpoints.js";
 
 /** More channels than this is not a call or meeting recording; refused rather than transcribed N times. */
 export const MAX_CHANNELS = 8;
@@ -14,6 +15,8 @@ export interface ChannelOptions {
   /** Engine time budget for each channel's transcription. */
   timeoutMs: number;
   onProgress?: ((fraction: number) => void) | undefined;
+  /** Each channel is a part of its own (a finished channel's checkpoints make it cost only a re-assembly). */
+  checkpoints?: Checkpoints | undefined;
 }
 
 export async function transcribeChannels(
@@ -31,11 +34,13 @@ export async function transcribeChannels(
   const count = Math.max(1, channels);
   const perChannel: Utterance[][] = [];
   for (let channel = 0; channel < count; channel++) {
-    const raw = await engine.transcribe(
-      // A mono file is transcribed as it is (the downmix of one channel is that channel).
-      count === 1 ? params : { ...params, channel },
-      { timeoutMs: opts.timeoutMs, onProgress: opts.onProgress && ((f) => opts.onProgress!((channel + f) / count)) },
-    );
+    // A mono file is transcribed as it is (the downmix of one channel is that channel).
+    const request = await resumable(count === 1 ? params : { ...params, channel }, opts.checkpoints, channel);
+    const raw = await engine.transcribe(request.params, {
+      timeoutMs: opts.timeoutMs,
+      onProgress: opts.onProgress && ((f) => opts.onProgress!((channel + f) / count)),
+      ...(request.onCheckpoint ? { onCheckpoint: request.onCheckpoint } : {}),
+    });
     perChannel.push(toUtterances(raw.segments, { wordTimestamps: opts.wordTimestamps, spk: channel }));
   }
   return mergeByTime(perChannel);

@@ -5,6 +5,7 @@ import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import { randomBytes } from "node:crypto";
+import { resumable, type Checkpoints } from "./checkpoints.js";
 import { isFixedLanguage, piiOptions, type JobConfig } from "../domain/jobConfig.js";
 import { redactUtterances, type Redaction } from "../pii/index.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
@@ -20,12 +21,16 @@ export interface PipelineInput {
   maxAudioS: number;
 }
 
+export type { Checkpoints } from "./checkpoints.js";
+
 export interface PipelineDeps {
   engine: Engine;
   models: ModelRegistry;
   /** Engine time budget per second of audio (a hung engine is killed after it). */
   timeoutFactor: number;
   onProgress?: (fraction: number) => void;
+  /** Where the worker keeps the engine's checkpoints; absent outside a worker (`sori transcribe`). */
+  checkpoints?: Checkpoints;
 }
 
 export interface JobResults {
@@ -91,6 +96,7 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
           wordTimestamps: needsWords(input.config),
           timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
           onProgress: deps.onProgress,
+          checkpoints: deps.checkpoints,
         },
       ),
     );
@@ -99,8 +105,10 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
   // Stage timings feed /metrics; "transcribe" is the engine's whole request (decode, VAD and recognition).
+  const request = await resumable(params, deps.checkpoints, 0);
   const raw = await timeStage("transcribe", () =>
-    deps.engine.transcribe(params, {
+    deps.engine.transcribe(request.params, {
+      ...(request.onCheckpoint ? { onCheckpoint: request.onCheckpoint } : {}),
       // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
       onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
       timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),

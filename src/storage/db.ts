@@ -11,6 +11,8 @@ import * as m002 from "./migrations/002_refinement.js";
 import * as m003 from "./migrations/003_extras.js";
 import * as m004 from "./migrations/004_blobs.js";
 import * as m005 from "./migrations/005_tasks.js";
+import * as m006 from "./migrations/006_rate_limits.js";
+import * as m007 from "./migrations/007_checkpoints.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -27,6 +29,8 @@ const MIGRATIONS = {
   "003_extras": m003,
   "004_blobs": m004,
   "005_tasks": m005,
+  "006_rate_limits": m006,
+  "007_checkpoints": m007,
 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,

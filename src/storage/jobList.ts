@@ -54,6 +54,11 @@ export async function deleteJob(
       .where("job_id", "=", id)
       .where("state", "in", ["queued", "running"])
       .execute();
+    // Nothing will continue the job's work: its checkpoints go with it.
+    await trx
+      .deleteFrom("task_checkpoints")
+      .where("task_seq", "in", trx.selectFrom("tasks").select("seq").where("job_id", "=", id))
+      .execute();
     for (const { kind } of pending) {
       await trx
         .updateTable("tasks")

@@ -1,6 +1,6 @@
 // Job records: creation at submit (with the job's transcribe task), reads for the API, and the aggregates the
 // submit limits need. Task transitions (claim, lease, complete, fail) live in src/jobs/queue.ts.
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Store } from "./db.js";
 import { KINDS } from "./taskKinds.js";
 import type { Database, JobsTable, JobState, RefineStatus, TaskState, TasksTable } from "./schema.js";
@@ -36,10 +36,31 @@ export interface NewJob {
   max_attempts: number;
 }
 
-/** The job row and its queued transcribe task, in one transaction. */
-export async function insertJob(store: Store, j: NewJob, now = Date.now()): Promise<void> {
+/**
+ * The admission limits, checked again inside the transaction that inserts the job: `check` is given what the client
+ * already has in flight and the audio seconds it submitted since `since`, and throws to refuse. On PostgreSQL the
+ * transaction first takes an advisory lock of the client, so two API hosts admitting jobs of one client at once
+ * take turns and cannot both pass a bound that leaves room for one. (SQLite has one writer: its transactions take
+ * turns anyway.)
+ */
+export interface Admission {
+  since: number;
+  check(used: { inFlight: number; audioS: number }): void;
+}
+
+/** The job row and its queued transcribe task, in one transaction (after `admission`'s check, when given). */
+export async function insertJob(store: Store, j: NewJob, now = Date.now(), admission?: Admission): Promise<void> {
   const { max_attempts, ...job } = j;
   await store.db.transaction().execute(async (trx) => {
+    if (admission) {
+      if (store.dialect === "postgres") {
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`sori-admit:${j.client_id}`}, 0))`.execute(trx);
+      }
+      admission.check({
+        inFlight: await countInFlightIn(trx, j.client_id),
+        audioS: await audioSecondsSinceIn(trx, j.client_id, admission.since),
+      });
+    }
     await trx
       .insertInto("jobs")
       .values({ ...job, created_at: now, expired: 0 })
@@ -96,8 +117,10 @@ export async function getJob(store: Store, id: string): Promise<JobRow | undefin
 }
 
 /** Jobs of a client that are not final yet (queued or running): the concurrency bound counts these. */
-export async function countInFlight(store: Store, clientId: string): Promise<number> {
-  const r = await store.db
+export const countInFlight = (store: Store, clientId: string): Promise<number> => countInFlightIn(store.db, clientId);
+
+async function countInFlightIn(db: Kysely<Database>, clientId: string): Promise<number> {
+  const r = await db
     .selectFrom("jobs as j")
     .innerJoin("tasks as t", (join) => join.onRef("t.job_id", "=", "j.id").on("t.kind", "=", "transcribe"))
     .select((eb) => eb.fn.countAll<number>().as("n"))
@@ -119,8 +142,11 @@ export async function hasPendingTasks(store: Store, jobId: string): Promise<bool
 }
 
 /** Audio seconds a client submitted since `since` (epoch ms): the usage quota counts these. */
-export async function audioSecondsSince(store: Store, clientId: string, since: number): Promise<number> {
-  const r = await store.db
+export const audioSecondsSince = (store: Store, clientId: string, since: number): Promise<number> =>
+  audioSecondsSinceIn(store.db, clientId, since);
+
+async function audioSecondsSinceIn(db: Kysely<Database>, clientId: string, since: number): Promise<number> {
+  const r = await db
     .selectFrom("jobs")
     .select((eb) => eb.fn.sum<number | null>("audio_s").as("s"))
     .where("client_id", "=", clientId)

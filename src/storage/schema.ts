@@ -74,8 +74,23 @@ export interface TasksTable {
   finished_at: number | null;
 }
 
+/** What the engine emitted after each window of a running task's audio (migration 007, src/storage/checkpoints.ts). */
+export interface TaskCheckpointsTable {
+  task_seq: number;
+  /** The engine request within the task: the channel of a use_multi_channel job, else 0. */
+  part: number;
+  /** The window (0, 1, 2, ...). */
+  idx: number;
+  /** Where the next window starts, in seconds of the audio (logs and the benchmark's redone-work figure). */
+  offset_s: number;
+  /** The engine's checkpoint, as JSON (docs/engine.md). */
+  data: string;
+  created_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   jobs: JobsTable;
   tasks: TasksTable;
+  task_checkpoints: TaskCheckpointsTable;
 }

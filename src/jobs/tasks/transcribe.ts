@@ -10,7 +10,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
   return {
     toFailure,
     audioMissing: { code: "E500", message: "the job's audio is no longer stored", retryable: false },
-    async run({ job, audioPath, onProgress, log }: TaskContext): Promise<TaskCompletion> {
+    async run({ job, audioPath, onProgress, log, checkpoints }: TaskContext): Promise<TaskCompletion> {
       const jobConfig = readJobConfig(job.config);
       const started = Date.now();
       const { results, insightError } = await runJobPipeline(
@@ -20,10 +20,11 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
           models,
           timeoutFactor: config.engineTimeoutFactor,
           onProgress,
+          checkpoints,
           insight: { backend: deps.insight, timeoutMs: config.insight.timeoutS * 1000 },
         },
         job.audio_s,
-      );
+      ).finally(() => checkpoints.flush());
       if (jobConfig.use_insight) {
         if (insightError) log.warn({ reason: insightError }, "insight failed; the job completes with insight []");
         else log.info({ elapsed_s: (Date.now() - started) / 1000 }, "transcription and insight done");

@@ -7,6 +7,7 @@ import type { ModelRegistry } from "../../engine/models.js";
 import type { LlmBackend } from "../../insight/index.js";
 import type { RefinerSettings } from "../../refine/refiner.js";
 import type { JobRow, TaskRow } from "../../storage/jobs.js";
+import type { TaskCheckpoints } from "../checkpoints.js";
 import type { TaskFailure } from "../failure.js";
 import type { TaskCompletion } from "../queue.js";
 
@@ -17,6 +18,8 @@ export interface TaskContext {
   audioPath: string;
   onProgress: (fraction: number) => void;
   log: Logger;
+  /** The task's checkpoints: what earlier attempts left, and where this one leaves its own. */
+  checkpoints: TaskCheckpoints;
 }
 
 /** What the task functions of one worker share. */
