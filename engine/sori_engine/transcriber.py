@@ -104,12 +104,31 @@ def transcribe(req: TranscribeParams, emit_progress: Callable[[float], None]) ->
     _check_languages(req, model.supported_languages)
     info = _probe(req.audio_path)
     expected_s = _expected_duration(req, info)
+    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    return _transcribe_blocks(model, req, blocks, phone.narrowband_container(info), expected_s, emit_progress)
+
+
+def transcribe_audio(req: TranscribeParams, audio: np.ndarray, narrowband: bool) -> TranscribeResult:
+    """The same recognition as `transcribe` on 16 kHz float32 audio already in memory (a streaming session's
+    utterance, streaming.py): same VAD, decoding, tail rounds and hallucination stage. `req.audio_path` is unused."""
+    model = models.get_model(req.model)
+    _check_languages(req, model.supported_languages)
+    return _transcribe_blocks(model, req, [audio], narrowband, audio.shape[0] / SR, lambda _f: None)
+
+
+def _transcribe_blocks(
+    model: WhisperModel,
+    req: TranscribeParams,
+    blocks: Iterable[np.ndarray],
+    narrowband: bool,
+    expected_s: float | None,
+    emit_progress: Callable[[float], None],
+) -> TranscribeResult:
     progress = ProgressReporter(emit_progress, expected_s)
     state = _Decoder(model, req, progress)
     use_vad = req.model.vad or req.language_mode == "multi"
-    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
     speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
-    for window in windows(blocks, use_vad, narrowband=phone.narrowband_container(info)):
+    for window in windows(blocks, use_vad, narrowband=narrowband):
         speech.add(window.offset, window.audio)
         state.feed(window)
     duration_s = state.total_samples / SR
