@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -136,7 +137,7 @@ async def session(http: aiohttp.ClientSession, url: str, tok: str, pcm: bytes, r
             if speech_end + epd < audio_end:  # an utterance cut by EOS has no end point
                 finals.append(t - (speech_end + epd))
         hyps = [x[1]["alternatives"][0]["text"].split() for x in items]
-        for before, after in zip(hyps, hyps[1:]):
+        for before, after in itertools.pairwise(hyps):
             keep = 0
             while keep < min(len(before), len(after)) and before[keep] == after[keep]:
                 keep += 1
@@ -173,7 +174,7 @@ def pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
     values = sorted(values)
-    return round(values[min(len(values) - 1, int(round(q * (len(values) - 1))))], 3)
+    return round(values[min(len(values) - 1, round(q * (len(values) - 1)))], 3)
 
 
 async def main() -> None:

@@ -86,7 +86,7 @@ describe(
         .join(" ");
       const cer = normalizedCer(finals.map((f) => f.text).join(" "), ref);
       t.diagnostic(`${finals.length} finals, ${events.length - finals.length - 1} interims, CER ${cer.toFixed(3)}`);
-    assert.ok(cer <= 0.25, `CER ${cer.toFixed(3)}`);
+      assert.ok(cer <= 0.25, `CER ${cer.toFixed(3)}`);
     });
   },
 );
