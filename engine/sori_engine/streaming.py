@@ -128,11 +128,16 @@ class Session:
         self.offset += frames * FRAME
 
     def speech_span(self) -> tuple[int, int] | None:
-        """(first, last) speech frame of the open utterance, or None while it has too little speech."""
+        """(first, last) speech frame of the open utterance, or None while it has too little speech. The utterance
+        ends at the first pause of `epd_time` or more after its start: audio that arrived in one large step (a
+        slow engine makes steps larger) may hold several utterances, and each gets its own final."""
         speech = np.flatnonzero(self.probs >= self.threshold)
         if speech.size < MIN_SPEECH_FRAMES:
             return None
-        return int(speech[0]), int(speech[-1])
+        gap = max(1, int(np.ceil(self.params.epd_time / hallucination.FRAME_S)))
+        pauses = np.flatnonzero(np.diff(speech) > gap)  # speech[i] is the last frame before a long enough pause
+        last = int(speech[pauses[0]]) if pauses.size else int(speech[-1])
+        return int(speech[0]), last
 
 
 _sessions: dict[str, Session] = {}
