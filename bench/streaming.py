@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 import time
 import unicodedata
 from pathlib import Path
@@ -186,6 +185,7 @@ async def main() -> None:
     ap.add_argument("--epd", type=float, default=0.5)
     ap.add_argument("--batch", action="store_true", help="submit the clip as a batch job beside the sessions")
     ap.add_argument("--server-pid", type=int, default=0)
+    ap.add_argument("--texts", action="store_true", help="print each session's finals too")
     args = ap.parse_args()
     src = TESTDATA / args.audio
     pcm = phone_copy(src, args.rate)
@@ -219,7 +219,7 @@ async def main() -> None:
     if args.batch:
         b = results[-1]
         out["batch"] = {"status": b["status"], "seconds": round(b["seconds"], 1), "cer": round(cer(b["text"], ref), 3)}
-    if "--texts" in sys.argv:
+    if args.texts:
         out["texts"] = [s["text"] for s in sessions]
     print(json.dumps(out, ensure_ascii=False, indent=1))
 
