@@ -65,7 +65,6 @@ export class StreamSession {
   /** Session seconds of audio received, and when each step of it arrived: latencies are measured from these. */
   private receivedS = 0;
   private arrivals: { s: number; at: number }[] = [];
-  private readonly bytesPerSecond: number;
   private readonly timers: NodeJS.Timeout[] = [];
   private idleTimer: NodeJS.Timeout | null = null;
   private opened: Promise<void>;
@@ -75,7 +74,6 @@ export class StreamSession {
     private readonly q: StreamQuery,
     private readonly deps: SessionDeps,
   ) {
-    this.bytesPerSecond = q.sample_rate * 2;
     const model = q.domain === "CALL" ? { ...deps.models[q.model], vad: false } : deps.models[q.model];
     const hints = decoderHints({
       language: q.language,
@@ -262,9 +260,5 @@ export class StreamSession {
     // Arrivals before the open utterance are not needed again; keep the list short on long sessions.
     if (lo > 1000) this.arrivals = a.slice(lo - 1);
     return a[lo]!.at;
-  }
-
-  get bytesPerS(): number {
-    return this.bytesPerSecond;
   }
 }
