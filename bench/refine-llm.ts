@@ -1,4 +1,4 @@
-// Refinement where the LLM proposes and the acoustic model decides (issue 15, docs/enterprise.md): every ko and ja
+// Refinement where the LLM proposes and the acoustic model decides (docs/enterprise.md): every ko and ja
 // file of ../shared/testdata is transcribed with the default options (runPipeline); for each utterance the insight
 // model (the embedded GGUF, through node-llama-cpp) is shown the utterance with its neighbours and asked for the
 // same line with recognition errors fixed; a proposal that differs is scored by the engine's `refine` op on the

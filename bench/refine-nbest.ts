@@ -1,4 +1,4 @@
-// N-best rescoring refinement (issue 15, docs/enterprise.md "Refinement"): every file of ../shared/testdata (first
+// N-best rescoring refinement (docs/enterprise.md "Refinement"): every file of ../shared/testdata (first
 // --max-files per language) is transcribed with the default options (runPipeline); the engine's `refine` op returns,
 // per utterance, the N best texts of one beam search on its audio, each with whisper's teacher-forced mean token
 // log-probability (the current text scored the same way); the LLM (the embedded GGUF, node-llama-cpp) scores each

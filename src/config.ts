@@ -78,7 +78,11 @@ const EnvSchema = z.object({
   SORI_INSIGHT_API_KEY: z.string().optional(),
   SORI_INSIGHT_MODEL_NAME: z.string().default("gpt-4o-mini"),
   SORI_INSIGHT_TIMEOUT_S: z.coerce.number().min(1).default(180),
-  SORI_INSIGHT_THREADS: z.coerce.number().int().min(0).default(0),
+  // One thread: a llama.cpp thread waiting for another spins, and on a host whose other cores are busy (the engine,
+  // another job) two threads cost 40x the CPU of one for the same answer (docs/enterprise.md, "Threads").
+  SORI_INSIGHT_THREADS: z.coerce.number().int().min(0).default(1),
+  SORI_INSIGHT_PREPARE: z.enum(["auto", "always", "never"]).default("auto"),
+  SORI_INSIGHT_STATE_DIR: z.string().optional(),
   // Streaming recognition, an extension (docs/streaming.md): off while SORI_STREAM_SESSIONS is 0.
   SORI_STREAM_SESSIONS: z.coerce.number().int().min(0).max(64).default(0),
   SORI_STREAM_ENGINES: z.coerce.number().int().min(1).max(16).default(1),
@@ -147,6 +151,11 @@ export interface Config {
     modelName: string;
     timeoutS: number;
     threads: number;
+    /** When a worker process gets the embedded model ready (docs/enterprise.md, "Startup"): `auto` at start when
+     * the store has an enabled Enterprise client, `always` at start, `never` at the first insight job. */
+    prepare: "auto" | "always" | "never";
+    /** Where the evaluated shared prompt is kept between starts (default `<models>/insight-state`). */
+    stateDir: string;
   };
   /** Streaming recognition (docs/streaming.md): at most `sessions` at once on this host (0: the route is off),
    * decoded by `engines` engine processes of their own, at normal CPU priority (batch engines are niced). */
@@ -251,6 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       modelName: e.SORI_INSIGHT_MODEL_NAME,
       timeoutS: e.SORI_INSIGHT_TIMEOUT_S,
       threads: e.SORI_INSIGHT_THREADS,
+      prepare: e.SORI_INSIGHT_PREPARE,
+      stateDir: path.resolve(e.SORI_INSIGHT_STATE_DIR ?? path.join(modelsDir, "insight-state")),
     },
     blobs: {
       kind: e.SORI_BLOB_STORE,

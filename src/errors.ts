@@ -21,10 +21,14 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** `error.code` of a failed job: the submit codes of the same meaning (src/jobs/failure.ts maps to them). */
 export const JOB_FAILURE_CODES = ["H0010", "H0006", "E500"] as const satisfies readonly ErrorCode[];
+export type JobFailureCode = (typeof JOB_FAILURE_CODES)[number];
 
 /** `refine_error.code` of a failed refinement (docs/enterprise.md). */
 export const REFINE_ERROR_CODES = ["refiner_enqueue_failed", "refiner_input_unavailable", "refiner_failed"] as const;
 export type RefineErrorCode = (typeof REFINE_ERROR_CODES)[number];
+
+/** The code a failed task of any kind records: a transcription's or a refinement's. */
+export type TaskFailureCode = JobFailureCode | RefineErrorCode;
 
 /** The engine's codes (docs/engine.md); the last two are raised on the TypeScript side, when the process died or
  * stopped answering. They never reach a client: src/jobs/failure.ts maps them. */

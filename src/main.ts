@@ -8,7 +8,7 @@ import { RateLimiter } from "./api/rateLimit.js";
 import { loadSigningKey, tokenIssuer } from "./auth/tokens.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { insightBackend } from "./insight/index.js";
+import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { refinerFromConfig } from "./refine/refiner.js";
 import { loadModelRegistry } from "./engine/models.js";
 import { sweepExpired } from "./jobs/retention.js";
@@ -16,7 +16,8 @@ import { Worker } from "./jobs/worker.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
 import { openBlobStore } from "./storage/blobs/index.js";
 import { sweepSpool } from "./storage/blobs/spool.js";
-import { openStore } from "./storage/db.js";
+import { listClients } from "./storage/clients.js";
+import { openStore, type Store } from "./storage/db.js";
 import { startOpsServer } from "./metrics/server.js";
 
 export interface Running {
@@ -29,8 +30,10 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const blobs = await openBlobStore(config, store);
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
 
-  // One insight model per process, shared by its workers (loaded on the first job that asks for insight).
-  const insight = opts.workers > 0 ? insightBackend(config) : null;
+  // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
+  const insight =
+    opts.workers > 0 ? insightBackend(config, (msg, fields) => log.info({ part: "insight", ...fields }, msg)) : null;
+  if (insight) await prepareInsight(insight, config, store);
   const refiner = refinerFromConfig(config);
   const callbacks = new CallbackSender({
     store,
@@ -128,4 +131,16 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
       await store.close();
     },
   };
+}
+
+/**
+ * Starts loading the insight model and evaluating its shared prompt now, in the background, so that the first
+ * insight job after a start does not pay for it (docs/enterprise.md, "Startup"). `auto`: only where the store has
+ * an enabled Enterprise client, so a deployment that never serves insight never maps the 1.1 GB model.
+ */
+async function prepareInsight(llm: LlmBackend, config: Config, store: Store): Promise<void> {
+  const mode = config.insight.prepare;
+  if (mode === "never") return;
+  if (mode === "auto" && !(await listClients(store)).some((c) => c.tier === "enterprise" && !c.disabled)) return;
+  llm.prepare?.(sharedPrompts());
 }

@@ -1,5 +1,5 @@
 """Requantize a GGUF's K-quant weight matrices to Q8_0 or Q4_0 (dequantize -> quantize with gguf-py), keeping
-every other tensor (norms, token embedding) and all metadata as they are: the issue 15 part II experiment on whether
+every other tensor (norms, token embedding) and all metadata as they are: the experiment on whether
 another quantization of the same weights reads prompts faster on this CPU (it does not: docs/enterprise.md, "Cost of
 a 5-minute call"). Measurement code only; `gguf` is not a project dependency:
 

@@ -10,7 +10,7 @@ const ITEM =
 const LONG = /^\s+long call (\S+) \((\d+) chars, ([\d.]+) s CPU, ([\d.]+) s wall\)/u;
 const longIds = new Set<string>();
 
-// Logs of the category-recheck runs (issue 15 part I, taken out) print "(item label X)" where the recheck changed it.
+// Logs of the category-recheck runs (taken out since) print "(item label X)" where the recheck changed it.
 let itemRight = 0;
 let rechecked = false;
 let [n, right, facts, factsAll, failed, copies, sameTitle, compression, copy, maxCopy, cpu, wall, short] = [

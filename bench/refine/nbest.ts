@@ -1,4 +1,4 @@
-// N-best rescoring (issue 15, docs/enterprise.md "Refinement"): the N best texts of a beam search over an utterance's
+// N-best rescoring (docs/enterprise.md "Refinement"): the N best texts of a beam search over an utterance's
 // audio, each with its acoustic score (whisper's teacher-forced mean token log-probability on that audio) and a
 // language-model score (an LLM's mean token log-probability of the text after its context), and the current text
 // scored the same two ways. The winner maximises acoustic + lambda * lm; it replaces the current text only when it

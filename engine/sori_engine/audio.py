@@ -141,10 +141,10 @@ def _group(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
     for frame in frames:
         frame.pts = None  # the fifo checks timestamp continuity, which broken files do not keep
         fifo.write(frame)
-        if fifo.samples >= _GROUP_SAMPLES:
-            yield fifo.read()
-    if fifo.samples > 0:
-        yield fifo.read()
+        if fifo.samples >= _GROUP_SAMPLES and (group := fifo.read()) is not None:
+            yield group
+    if fifo.samples > 0 and (group := fifo.read()) is not None:
+        yield group
 
 
 def _resample(frames: Iterator[av.AudioFrame], resampler: av.AudioResampler) -> Iterator[av.AudioFrame]:

@@ -1,7 +1,7 @@
 """Speaker diarization: who spoke when, on CPU, with no token and no hub.
 
 Two backends (docs/diarization.md has the measurements behind each number); `campplus` is the default,
-`resemblyzer` (issue 5's) stays selectable with SORI_DIARIZATION_BACKEND.
+`resemblyzer` (the first backend) stays selectable with SORI_DIARIZATION_BACKEND.
 
 campplus (`embed_samples_campplus`):
 1. pyannote segmentation-3.0 (segmentation.py) on 10 s chunks every `seg_step_s`: per 10 ms frame the probability
@@ -84,7 +84,7 @@ class DiarizeConfig:
     overlap_local_check: int = 0  # 1: no overlap turn where both local speakers heard at once map to one cluster
 
 
-# Resemblyzer's settings, tuned in issue 5; CAM++'s, tuned in issue 14 (docs/diarization.md).
+# Resemblyzer's settings and CAM++'s, each tuned on bench/diarization.py (docs/diarization.md).
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
 CAMPPLUS_CONFIG = DiarizeConfig(
     backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.55, batch=16
@@ -171,8 +171,8 @@ def embed_windows(mel: np.ndarray, windows: list[tuple[int, int]], cfg: DiarizeC
     """One embedding per window; windows of equal length are batched together."""
     try:
         encoder = get_encoder()
-    except WeightsError as e:
-        raise EngineError(MODEL_LOAD_FAILED, str(e)) from e
+    except WeightsError as err:
+        raise EngineError(MODEL_LOAD_FAILED, str(err)) from err
     out = np.zeros((len(windows), 256), dtype=np.float32)
     by_len: dict[int, list[int]] = {}
     for i, (s, e) in enumerate(windows):
@@ -669,11 +669,11 @@ def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) ->
     # an overlap turn can touch or overlap its own speaker's next turn: one speaker's turns are joined there
     raw.sort(key=lambda t: (t[2], t[0], t[1]))
     joined: list[tuple[float, float, int]] = []
-    for s, e, spk in raw:
-        if joined and joined[-1][2] == spk and s <= joined[-1][1] + 1e-6:
-            joined[-1] = (joined[-1][0], max(joined[-1][1], e), spk)
+    for start, end, spk in raw:
+        if joined and joined[-1][2] == spk and start <= joined[-1][1] + 1e-6:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end), spk)
         else:
-            joined.append((s, e, spk))
+            joined.append((start, end, spk))
     raw = sorted(joined, key=lambda t: (t[0], t[1]))
     renum: dict[int, int] = {}
     return [Turn(s, e, renum.setdefault(spk, len(renum))) for s, e, spk in raw]

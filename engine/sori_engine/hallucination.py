@@ -154,7 +154,9 @@ def normalize(text: str) -> str:
 @functools.cache
 def phrases(language: str) -> frozenset[str]:
     """The bag of hallucinations of a language (normalized), empty for a language without a list."""
-    resource = importlib.resources.files(__package__).joinpath("hallucinations", f"{language}.txt")
+    resource = (
+        importlib.resources.files(__package__).joinpath("hallucinations").joinpath(f"{language}.txt")
+    )  # one part per call on 3.10
     if not resource.is_file():
         return frozenset()
     lines = resource.read_text(encoding="utf-8").splitlines()

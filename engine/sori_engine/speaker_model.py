@@ -110,8 +110,7 @@ def mel_spectrogram(audio: np.ndarray) -> np.ndarray:
     if audio.shape[0] < 2:
         audio = np.zeros(N_FFT, dtype=np.float32)
     pad = N_FFT // 2
-    mode = "reflect" if audio.shape[0] > pad else "constant"
-    padded = np.pad(audio, pad, mode=mode)
+    padded = np.pad(audio, pad, mode="reflect") if audio.shape[0] > pad else np.pad(audio, pad, mode="constant")
     n_frames = 1 + (padded.shape[0] - N_FFT) // HOP
     out = np.empty((n_frames, N_MELS), dtype=np.float32)
     block = 4096  # frames per FFT block: bounds memory on long files

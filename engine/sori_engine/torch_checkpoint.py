@@ -17,9 +17,12 @@ import pickle
 import struct
 import zipfile
 from pathlib import Path
-from typing import Any, BinaryIO, Self
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
+
+if TYPE_CHECKING:  # typing.Self is 3.11+ and the engine runs on 3.10; annotations are not evaluated
+    from typing_extensions import Self
 
 _STORAGE_DTYPES: dict[str, Any] = {
     "FloatStorage": np.float32,

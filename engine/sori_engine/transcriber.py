@@ -414,7 +414,7 @@ def _decode_once(
     starts = [a for a, _b in clips]
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
         # By the segment's middle: a clip's first segment starts at the clip's start rounded to 3 decimals, which
-        # can fall just before it and so into the previous clip (then both clips' text came out twice: issue 17).
+        # can fall just before it and so into the previous clip (then both clips' text came out twice).
         i = max(0, bisect.bisect_right(starts, (fw.start + fw.end) / 2) - 1)
         per_clip[i].append(fw)
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1

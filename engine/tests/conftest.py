@@ -29,6 +29,18 @@ REPLY_TIMEOUT_S = 120
 MAX_WAIT_S = 900
 
 
+# Fixtures that start the engine process or load the Whisper model: a test using one is slow.
+MODEL_FIXTURES = frozenset({"engine", "model", "model_dir"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks the tests that run the real model `model`, by the fixtures they use, so the fast lane
+    (`pytest -m "not model"`, part of `make test-unit`) needs no hand-kept list."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+
+
 @pytest.fixture(scope="session")
 def testdata() -> Path:
     root = Path(os.environ.get("SORI_TESTDATA", REPO_ROOT.parent / "shared" / "testdata"))

@@ -1,5 +1,5 @@
 """Speaker diarization: the torch-free weight reader, the d-vector encoder, the diarize pipeline on real two-speaker
-audio, the robustness cases of issue 5 (one speaker, overlap, very short turns, long silence, spk_count larger than
+audio, the robustness cases (one speaker, overlap, very short turns, long silence, spk_count larger than
 the number of speakers) and the `diarize` op through the real engine process."""
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from sori_engine.speaker_model import (
     load_state_dict,
     mel_spectrogram,
 )
+
+# Every test here runs the real speaker models on real audio: not part of the fast lane.
+pytestmark = pytest.mark.model
 
 SR = 16000
 DIALOGUE = "multi/deeply_ko_dialogue_constructed"

@@ -1,5 +1,5 @@
 """The hallucination stage (sori_engine/hallucination.py): its rules on plain data, then the real model on shared
-clips with non-speech added (the cases of issue 13; docs/engine.md)."""
+clips with non-speech added (invented phrases, loops and tails; docs/engine.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from conftest import Engine
+from transcripts import cer, extra_tail, missing_head, missing_tail, reference
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination as h
@@ -150,6 +151,8 @@ def test_loops_are_kept_once() -> None:
 
 # ------------------------------------------------------------------------------------------------ real model
 LOOP = re.compile(r"(.{2,}?)\1{2,}")
+# The clips' whisper-base int8 CER is 0.03-0.25 on the machines measured; the bound only says "the clip's sentence".
+MAX_CER = 0.5
 
 
 def norm(text: str) -> str:
@@ -194,6 +197,7 @@ def test_phone_line_noise_after_a_clip_adds_no_words(
     engine: Engine, model: dict[str, Any], testdata: Path, tmp_path: Path
 ) -> None:
     """Today's engine, decoding without the VAD as domain CALL did, gave "... 알려드릴게요. 네." here."""
+    ref = reference(testdata, "ko/deeply_studioapt_sub100101a00080.wav")
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))
     path = write(tmp_path / "hiss.wav", with_hiss(clip))
     for vad in (False, True):
@@ -201,7 +205,9 @@ def test_phone_line_noise_after_a_clip_adds_no_words(
         assert segments
         speech_end = clip.size / SR
         assert all(s["start"] < speech_end for s in segments), segments
-        assert norm(segments[-1]["text"]).endswith("드릴게요"), segments
+        text = " ".join(s["text"] for s in segments)
+        assert extra_tail(text, ref) == 0, segments  # nothing after the clip's last word
+        assert cer(text, ref) <= MAX_CER, segments
 
 
 def test_looping_japanese_clip_comes_back_without_a_loop(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
@@ -218,15 +224,18 @@ def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(
     """A sentence, then a real spoken 네 (the first 0.6 s of another shared clip), then 3 s of line hiss: the 네 stays,
     with and without the VAD and word timestamps. No shared recording says 감사합니다 (nor any other closing phrase
     of the bag but 네/예), nor did any registry package searched for Korean speech audio with a licence (Korean
-    ASR/TTS/speech packages on PyPI and npm, issue 13 part A), so the real phrase is 네; 감사합니다 itself is
+    ASR/TTS/speech packages on PyPI and npm), so the real phrase is 네; 감사합니다 itself is
     covered on plain data above."""
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))  # "... 알려드릴게요."
     ne = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))[: int(0.6 * SR)]  # "네,"
     path = write(tmp_path / "ends-ne.wav", with_hiss(np.concatenate([clip, ne])))
+    ref = reference(testdata, "ko/deeply_studioapt_sub100101a00080.wav") + " 네"
     for vad, words in ((True, False), (False, True)):
         segments = run(engine, {**model, "beam_size": 5, "vad": vad}, path, "ko", word_timestamps=words)
-        text = norm(" ".join(s["text"] for s in segments))
-        assert text.endswith("드릴게요네"), (vad, words, segments)
+        text = " ".join(s["text"] for s in segments)
+        assert missing_tail(text, ref) == 0, (vad, words, segments)  # the 네 is written (however it is spelled)
+        assert extra_tail(text, ref) == 0, (vad, words, segments)  # and nothing after it
+        assert cer(text, ref) <= MAX_CER, (vad, words, segments)
 
 
 def test_a_real_closing_word_is_kept(engine: Engine, model: dict[str, Any], testdata: Path, tmp_path: Path) -> None:
@@ -236,19 +245,22 @@ def test_a_real_closing_word_is_kept(engine: Engine, model: dict[str, Any], test
     path = write(tmp_path / "ne.wav", with_hiss(with_hiss(clip, 2.0, before=True)))
     # Without the VAD (domain CALL) the hiss reaches the decoder; with word timestamps the stage judges each word.
     segments = run(engine, {**model, "vad": False}, path, "ko", word_timestamps=True)
-    text = norm(" ".join(s["text"] for s in segments))
-    assert text.startswith("네"), segments
-    assert text.endswith("건가요"), segments
+    text = " ".join(s["text"] for s in segments)
+    ref = reference(testdata, "ko/deeply_anechoic_sub100121a00083.wav")
+    assert missing_head(text, ref) == 0, segments  # the opening 네 is kept
+    assert missing_tail(text, ref) <= 1 and extra_tail(text, ref) == 0, segments  # the last word, and nothing after
+    assert cer(text, ref) <= MAX_CER, segments
 
 
 def test_whisper_en_adds_nothing_after_jfk(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
     """`whisper` + en (the registry's greedy beam 1, with the word timestamps `sori transcribe` asks for) gave the
     sentence plus "Yeah." or "I'm sorry." (by the thread count) at 10.36-10.84 s, on the clip's trailing room noise:
     an unsure segment over the tail of the last word's speech frames (rule 4)."""
+    ref = reference(testdata, "en/whisper_jfk.flac")
     for words in (True, False):
         segments = run(engine, model, testdata / "en/whisper_jfk.flac", "en", word_timestamps=words)
-        text = norm(" ".join(s["text"] for s in segments))
-        assert text.endswith("whatyoucandoforyourcountry"), (words, segments)
+        text = " ".join(s["text"] for s in segments)
+        assert extra_tail(text, ref) == 0 and cer(text, ref) <= MAX_CER, (words, segments)
         assert all(s["start"] < 10.3 for s in segments), (words, segments)
 
 
@@ -256,19 +268,27 @@ def test_a_really_spoken_thank_you_is_kept(engine: Engine, model: dict[str, Any]
     """The reference of this clip ends in a spoken "thank you" (a phrase of the en bag), right after the sentence
     before it: it stays, with the VAD and without it (domain CALL), with and without word timestamps."""
     path = testdata / "multi/picovoice_leopard_diarization_test.wav"
+    ref = reference(testdata, "multi/picovoice_leopard_diarization_test.wav")
     for vad, words in ((True, True), (False, False)):
         segments = run(engine, {**model, "vad": vad}, path, "en", word_timestamps=words)
-        text = norm(" ".join(s["text"] for s in segments))
-        assert text.endswith("turbulencethankyou"), (vad, words, segments)
+        text = " ".join(s["text"] for s in segments)
+        # "thank you" is written: at most one of its letters uncovered ("thank u"), and nothing after it.
+        assert missing_tail(text, ref) <= 1 and extra_tail(text, ref) == 0, (vad, words, segments)
 
 
 def test_a_tail_without_a_words_speech_is_not_decoded_on(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
     """The transcriber decodes on the speech a chunk has after its last segment (an early end of text). Here that
     was 1.2 s of VAD padding and the last word's hang-over (0.06 s of speech frames), and the decode on it wrote a
     confident `さっきは、` (avg_logprob -0.15, so rule 4 kept it). A tail needs a word's speech of its own now."""
-    segments = run(engine, {**model, "beam_size": 5}, testdata / "ja/common_voice_ja_38852485_16k.wav", "ja")
-    text = norm("".join(s["text"] for s in segments))
-    assert text.endswith("たずねた"), segments
+    clip = "ja/common_voice_ja_38852485_16k.wav"
+    segments = run(engine, {**model, "beam_size": 5}, testdata / clip, "ja")
+    text = "".join(s["text"] for s in segments)
+    ref = reference(testdata, clip)
+    # The invariant, not the spelling of the last word (たずねた on one CPU, 突ねた on another): nothing is written
+    # after the reference's last word, no phrase of the bag closes the text, and it is the clip's sentence.
+    assert extra_tail(text, ref) == 0, segments
+    assert not h.made_of(h.normalize(segments[-1]["text"]), h.phrases("ja")), segments
+    assert cer(text, ref) <= MAX_CER, segments
 
 
 def test_own_speech_leaves_out_the_run_it_starts_with(testdata: Path) -> None:

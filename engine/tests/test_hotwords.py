@@ -1,4 +1,4 @@
-"""Regression (issue 17): keywords (faster-whisper hotwords) duplicated speech and put it out of order.
+"""Regression: keywords (faster-whisper hotwords) duplicated speech and put it out of order.
 
 With hotwords, whisper-base writes a chunk's text with no timestamps inside it, so the chunk's one segment starts at
 the chunk's own start. The batched pass's segments were given back to their chunk by start time, and a start rounded

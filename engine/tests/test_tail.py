@@ -16,6 +16,7 @@ from typing import Any
 
 from conftest import Engine
 from faster_whisper.tokenizer import Tokenizer
+from transcripts import missing_tail, reference
 
 from sori_engine import fw_batched, models
 from sori_engine.protocol import ModelConfig
@@ -82,13 +83,14 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
         },
     )
     segments = reply.result["segments"]
-    hyp = words(" ".join(s["text"] for s in segments))
-    assert "over 17 billion euros" in " ".join(hyp[-8:]), hyp[-12:]
+    text = " ".join(s["text"] for s in segments)
+    # The reference's last words are written: at most 3 of its last characters uncovered (dropping "Euros" leaves 5).
+    assert missing_tail(text, reference(testdata, CLIP)) <= 3, words(text)[-12:]
     assert segments[-1]["end"] > 55.0  # the last segment reaches the end of the speech (it ends at 59.6 s)
 
 
 def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
-    """fw_batched imports only on the faster-whisper release its copy of forward() came from (issue 16)."""
+    """fw_batched imports only on the faster-whisper release its copy of forward() came from."""
     import faster_whisper
 
     assert faster_whisper.__version__ == fw_batched.FASTER_WHISPER_VERSION

@@ -1,11 +1,12 @@
 // Any error a request handler throws, as the spec's error: ours as they are, the domain's and the framework's
 // (bad content type, body too large, malformed JSON...) as the client's H0001 or H0005, anything else E500.
-import { InvalidInput } from "../domain/errors.js";
+import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { ApiError, isApiError } from "../errors.js";
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
   if (err instanceof InvalidInput) return new ApiError("H0001", err.message);
+  if (err instanceof UnsupportedAudio) return new ApiError("H0010", err.message);
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (e.code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005");
   if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ApiError("H0001", "request body too large");

@@ -47,6 +47,9 @@ const OPENAI_TEXT_PARTS = [
   "timestamp_granularities[]",
   "timestamp_granularities",
   "stream",
+  // Extensions (docs/pii.md): OpenAI has no such fields.
+  "use_pii_redaction",
+  "pii_redaction",
 ];
 
 // The multipart form as OpenAI documents it; openAiFields/toJobConfig read it (with the messages OpenAI's clients
@@ -60,6 +63,10 @@ const OpenAiForm = z.object({
   temperature: z.number().min(0).max(1).optional(),
   "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
   stream: z.boolean().optional(),
+  use_pii_redaction: z.boolean().optional().meta({ description: "Extension (docs/pii.md): redact personal data" }),
+  pii_redaction: z.string().optional().meta({
+    description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
+  }),
 });
 export const openaiDocs: RouteDoc[] = [
   {
@@ -90,6 +97,8 @@ export interface OpenAiRequest {
   temperature: string | undefined;
   timestamp_granularities: string[];
   stream: string | undefined;
+  use_pii_redaction?: string | undefined;
+  pii_redaction?: string | undefined;
 }
 
 /** The job config for an OpenAI request: the OpenAI fields checked, then the spec's config rules (H0001). */
@@ -132,6 +141,16 @@ export function toJobConfig(r: OpenAiRequest): {
     // would be one segment.
     use_paragraph_splitter: true,
   };
+  if (r.use_pii_redaction !== undefined && r.use_pii_redaction !== "true" && r.use_pii_redaction !== "false")
+    throw new ApiError("H0001", "use_pii_redaction must be true or false");
+  if (r.use_pii_redaction === "true") spec.use_pii_redaction = true;
+  if (r.pii_redaction !== undefined) {
+    try {
+      spec.pii_redaction = JSON.parse(r.pii_redaction);
+    } catch {
+      throw new ApiError("H0001", "pii_redaction must be a JSON object");
+    }
+  }
   if (lang !== undefined) spec.language = lang;
   // No language: OpenAI detects among all languages, not among the spec route's default candidates.
   else if (model === "whisper")
@@ -258,5 +277,7 @@ function openAiFields(upload: Upload): OpenAiRequest {
       ...(upload.fields.get("timestamp_granularities") ?? []),
     ],
     stream: one("stream"),
+    use_pii_redaction: one("use_pii_redaction"),
+    pii_redaction: one("pii_redaction"),
   };
 }

@@ -1,6 +1,6 @@
 // What an upload is, decided by its content (magic bytes), never by its name or declared content type.
 import { fileTypeFromFile } from "file-type";
-import { ApiError } from "../errors.js";
+import { UnsupportedAudio } from "../domain/errors.js";
 import { checkWavCodec } from "./wavCodec.js";
 
 export const SUPPORTED_FORMATS = ["mp4", "m4a", "mp3", "amr", "flac", "wav"] as const;
@@ -8,7 +8,8 @@ export type AudioFormat = (typeof SUPPORTED_FORMATS)[number];
 
 const isSupported = (ext: string): ext is AudioFormat => (SUPPORTED_FORMATS as readonly string[]).includes(ext);
 
-/** The upload's format, or 400 H0010 for anything outside the spec's list (ogg, webm, text, random bytes...). */
+/** The upload's format, or UnsupportedAudio (the API's 400 H0010) for anything outside the spec's list (ogg, webm,
+ * text, random bytes...). */
 export async function detectFormat(file: string): Promise<AudioFormat> {
   const type = await fileTypeFromFile(file);
   if (type && isSupported(type.ext)) {
@@ -16,5 +17,5 @@ export async function detectFormat(file: string): Promise<AudioFormat> {
     return type.ext;
   }
   const what = type ? `${type.ext} (${type.mime})` : "unrecognised content";
-  throw new ApiError("H0010", `unsupported file type: ${what}; supported: ${SUPPORTED_FORMATS.join(", ")}`);
+  throw new UnsupportedAudio(`unsupported file type: ${what}; supported: ${SUPPORTED_FORMATS.join(", ")}`);
 }

@@ -2,7 +2,7 @@
 // of the tags a RIFF file can carry. Such a file used to pass submit and crash the engine; it is refused at submit
 // instead (400 H0010), naming the tag.
 import fs from "node:fs";
-import { ApiError } from "../errors.js";
+import { UnsupportedAudio } from "../domain/errors.js";
 
 /** The tags the engine's FFmpeg build (PyAV) opens a decoder for: each tag 0x0000-0x2fff and the known high ones
  * was written into a WAV header and probed (2026-11); 0x0003 (IEEE float) needs 32 or 64 bits, which a header
@@ -37,7 +37,7 @@ export function wavCodecTag(head: Buffer): number | null {
   return null;
 }
 
-/** 400 H0010 for a WAV whose codec the engine cannot decode. Headers that cannot be read are left to the engine,
+/** UnsupportedAudio (400 H0010) for a WAV whose codec the engine cannot decode. Headers that cannot be read are left to the engine,
  * which fails such a job H0010 itself. */
 export async function checkWavCodec(file: string): Promise<void> {
   const handle = await fs.promises.open(file, "r");
@@ -51,6 +51,6 @@ export async function checkWavCodec(file: string): Promise<void> {
   }
   const tag = wavCodecTag(head);
   if (tag !== null && !DECODABLE.has(tag)) {
-    throw new ApiError("H0010", `unsupported WAV codec (format tag 0x${tag.toString(16).padStart(4, "0")})`);
+    throw new UnsupportedAudio(`unsupported WAV codec (format tag 0x${tag.toString(16).padStart(4, "0")})`);
   }
 }

@@ -3,7 +3,7 @@
 // literal, localhost), and at delivery on every address the name resolves to, at connect time, so a name that
 // resolves to a private address (or is re-pointed later, DNS rebinding) is refused too.
 import { BlockList, isIP } from "node:net";
-import { ApiError } from "../errors.js";
+import { InvalidInput } from "../domain/errors.js";
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -69,13 +69,13 @@ export function checkCallbackUrl(value: string | undefined, allowPrivate: boolea
   try {
     url = new URL(value);
   } catch {
-    throw new ApiError("H0001", "config.callback_url: is not a URL");
+    throw new InvalidInput("config.callback_url: is not a URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new ApiError("H0001", "config.callback_url: must be an http or https URL");
+    throw new InvalidInput("config.callback_url: must be an http or https URL");
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) && isPrivateAddress(host))) {
-    throw new ApiError("H0001", "config.callback_url: loopback and private addresses are not allowed on this server");
+    throw new InvalidInput("config.callback_url: loopback and private addresses are not allowed on this server");
   }
 }

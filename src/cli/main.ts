@@ -1,9 +1,10 @@
-// The `sori` command line: serve, worker, clients, transcribe.
+// The `sori` command line: serve, worker, clients, transcribe, submit, insight.
 import { Command, InvalidArgumentError } from "commander";
 import { loadConfig, type Config } from "../config.js";
 import { createLogger } from "../log.js";
 import { start } from "../main.js";
 import { clientsCommand } from "./clients.js";
+import { insightCommand } from "./insight.js";
 import { submitCommand } from "./submit.js";
 import { transcribeCommand } from "./transcribe.js";
 
@@ -73,6 +74,7 @@ program
 program.addCommand(clientsCommand());
 program.addCommand(transcribeCommand());
 program.addCommand(submitCommand());
+program.addCommand(insightCommand());
 
 program.parseAsync().catch((err: Error) => {
   process.stderr.write(`sori: ${err.message}\n`);

@@ -1,5 +1,6 @@
-// `sori transcribe FILE [--config JSON]`: a local one-shot through the same pipeline a worker runs, with a
-// progress bar on stderr; prints the body a client would read from GET /v1/transcribe/{id}.
+// `sori transcribe FILE [--config JSON]`: a local one-shot through the same job pipeline a worker runs (insight
+// included when the config asks for it), with a progress bar on stderr; prints the body a client would read from
+// GET /v1/transcribe/{id}.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -12,11 +13,12 @@ import { Engine } from "../engine/client.js";
 import { loadModelRegistry } from "../engine/models.js";
 import { toApiError } from "../api/errorMapping.js";
 import { completedBody } from "../api/readResponse.js";
-import { InvalidInput } from "../domain/errors.js";
+import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import { toFailure } from "../jobs/failure.js";
-import { runPipeline } from "../pipeline/run.js";
+import { insightBackend, type LlmBackend, sharedPrompts } from "../insight/index.js";
+import { runJobPipeline } from "../pipeline/job.js";
 
 export function transcribeCommand(): Command {
   return new Command("transcribe")
@@ -34,29 +36,36 @@ export function transcribeCommand(): Command {
           ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic)
           : null;
       const engine = new Engine({ python: config.python });
+      let insight: LlmBackend | null = null;
       try {
         if (!fs.existsSync(audioPath)) throw new Error(`no such file: ${file}`);
         const jobConfig = parseJobConfig(o.config);
         const format = await detectFormat(audioPath);
         const audioS = await containerDuration(audioPath, format);
+        if (jobConfig.use_insight) {
+          insight = insightBackend(config);
+          insight.prepare?.(sharedPrompts()); // reads the evaluated shared prompt from disk where it is kept
+        }
         bar?.start(100, 0);
-        const results = await runPipeline(
+        const { results, insightError } = await runJobPipeline(
           { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
           {
             engine,
             models: loadModelRegistry(config.modelsDir, config.modelsFile),
             timeoutFactor: config.engineTimeoutFactor,
             onProgress: (f) => bar?.update(Math.round(f * 100)),
+            insight: { backend: insight, timeoutMs: config.insight.timeoutS * 1000 },
           },
           audioS,
         );
         bar?.update(100);
         bar?.stop();
+        if (insightError) process.stderr.write(`insight failed; the result has insight []: ${insightError}\n`);
         // The read body's form (spk_type added), from the results as a worker would store them.
         print(completedBody(id, { ...results }));
       } catch (err) {
         bar?.stop();
-        if (isApiError(err) || err instanceof InvalidInput) {
+        if (isApiError(err) || err instanceof InvalidInput || err instanceof UnsupportedAudio) {
           print(toApiError(err).toBody());
         } else {
           const f = toFailure(err);
@@ -65,6 +74,7 @@ export function transcribeCommand(): Command {
         process.exitCode = 1;
       } finally {
         await engine.stop();
+        await insight?.close();
       }
     });
 }

@@ -5,3 +5,9 @@
 export class InvalidInput extends Error {
   override readonly name = "InvalidInput";
 }
+
+/** Audio the service does not take (a format outside the spec's list, a WAV codec the engine cannot decode): the API
+ * answers 400 H0010. */
+export class UnsupportedAudio extends Error {
+  override readonly name = "UnsupportedAudio";
+}

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { InvalidInput } from "./errors.js";
 import { WHISPER_LANGUAGES } from "./languages.js";
+import { PII_MODES, PII_TYPES, type PiiOptions } from "./pii.js";
 
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;
@@ -47,9 +48,34 @@ export const ConfigSchema = z.object({
   // Beyond the spec (docs/extras.md): where to POST {id, status} when the job is final. The address checks that
   // depend on the server's settings are in src/callbacks/ssrf.ts.
   callback_url: z.string().max(2048, "must be at most 2048 characters").optional(),
+  // Beyond the spec (docs/pii.md): personal data masked in every output. Optional, without defaults, so that a
+  // config that does not name them parses (and is stored) exactly as before.
+  use_pii_redaction: z
+    .boolean()
+    .optional()
+    .meta({ description: "Extension, not in the spec (docs/pii.md): redact personal data in every output" }),
+  pii_redaction: z
+    .object({
+      types: z
+        .array(z.enum(PII_TYPES, { message: `must be one of ${PII_TYPES.join(", ")}` }))
+        .min(1)
+        .optional(),
+      mode: z.enum(PII_MODES, { message: `must be one of ${PII_MODES.join(", ")}` }).optional(),
+    })
+    .optional()
+    .meta({
+      description:
+        "Extension, not in the spec (docs/pii.md): which types (default all) and how they are written (default mask); needs use_pii_redaction",
+    }),
 });
 
 export type JobConfig = z.infer<typeof ConfigSchema> & { language: string };
+
+/** The redaction a job asked for, its defaults filled in (every type, `mask`); null when it asked for none. */
+export function piiOptions(config: JobConfig): PiiOptions | null {
+  if (config.use_pii_redaction !== true) return null;
+  return { types: config.pii_redaction?.types ?? PII_TYPES, mode: config.pii_redaction?.mode ?? "mask" };
+}
 
 /** Whether the language is a fixed one (not detect/multi). */
 export const isFixedLanguage = (language: string): boolean => language !== "detect" && language !== "multi";
@@ -89,6 +115,9 @@ export function parseJobConfig(text: string | undefined): JobConfig {
     throw new InvalidInput(
       "diarization cannot be used without use_diarization (config.diarization needs use_diarization true)",
     );
+  }
+  if (given.pii_redaction !== undefined && c.use_pii_redaction !== true) {
+    throw new InvalidInput("config.pii_redaction needs use_pii_redaction true");
   }
   if (c.use_refinement && c.use_multi_channel) {
     throw new InvalidInput("config.use_refinement cannot be combined with use_multi_channel");

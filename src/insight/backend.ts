@@ -14,9 +14,19 @@ export interface LlmRequest {
   signal: AbortSignal;
 }
 
+/** The part of a request that is the same for every job: what a backend can evaluate once and keep. */
+export type SharedPrompt = Pick<LlmRequest, "system" | "examples" | "user" | "schema">;
+
 export interface LlmBackend {
   readonly name: string;
   /** The model's raw answer text; it is validated by parseInsight / parseNotes, never trusted. */
   complete(req: LlmRequest): Promise<string>;
+  /**
+   * Starts getting ready for requests that begin like `shared` (loading a model, evaluating the shared prompt), in
+   * the background, so that the first job does not pay for it. Never rejects: a failure shows in complete().
+   */
+  prepare?(shared: readonly SharedPrompt[]): void;
+  /** Resolves once the backend can answer (what prepare started is done); a job's time limit starts after it. */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -5,12 +5,19 @@
 // the worker turns into `insight: []` without failing the job (docs/enterprise.md).
 import type { Config } from "../config.js";
 import type { Utterance } from "../domain/utterance.js";
-import type { LlmBackend } from "./backend.js";
-import { LocalLlm } from "./local.js";
+import type { LlmBackend, SharedPrompt } from "./backend.js";
+import { LocalLlm, type LocalLlmOptions } from "./local.js";
 import { OpenAiLlm } from "./openai.js";
 import { compactLines } from "./compact.js";
 import { buildNotesPrompt, buildPrompt, type ChatPrompt } from "./prompt.js";
-import { dominantLanguage, InsightError, parseInsight, parseNotes, type InsightItem } from "./schema.js";
+import {
+  dominantLanguage,
+  InsightError,
+  parseInsight,
+  parseNotes,
+  type InsightFailure,
+  type InsightItem,
+} from "./schema.js";
 import { splitWindows } from "./windows.js";
 
 export interface InsightRequest {
@@ -58,13 +65,26 @@ async function ask<T>(
       if (signal.aborted) break;
     }
   }
-  if (signal.aborted) throw new InsightError("insight generation timed out");
+  if (signal.aborted) throw new InsightError("insight generation timed out", "timeout");
   throw last instanceof InsightError
     ? last
-    : new InsightError(`insight generation failed: ${last?.message ?? "unknown"}`);
+    : new InsightError(`insight generation failed: ${last?.message ?? "unknown"}`, "backend_error");
 }
 
+/** The request every job's prompt begins with, per schema: what a backend evaluates once (LlmBackend.prepare). */
+export function sharedPrompts(): SharedPrompt[] {
+  const item = buildPrompt({ transcript: "", language: "ko" });
+  const notes = buildNotesPrompt("", "ko");
+  return [
+    { system: item.system, examples: item.examples, user: item.user, schema: "item" },
+    { system: notes.system, examples: notes.examples, user: notes.user, schema: "notes" },
+  ];
+}
+
+/** `timeoutMs` counts the job's own work: it starts once the backend is ready (its model loaded, its shared prompt
+ * evaluated), never with the model's loading, which the first job after a start would otherwise pay. */
 export async function generateInsight(req: InsightRequest, llm: LlmBackend, timeoutMs: number): Promise<InsightItem> {
+  await llm.ready?.();
   const signal = AbortSignal.timeout(timeoutMs);
   return withDeadline(generate(req, llm, signal), signal);
 }
@@ -78,7 +98,7 @@ export async function generateInsight(req: InsightRequest, llm: LlmBackend, time
 function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   work.catch(() => {}); // an abandoned generation's failure is expected and has nowhere to go
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new InsightError("insight generation timed out"));
+    const onAbort = (): void => reject(new InsightError("insight generation timed out", "timeout"));
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
@@ -90,7 +110,7 @@ async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSigna
   const language = dominantLanguage(req.utterances, fallback);
   const lines = compactLines(req.utterances);
   const transcript = lines.join("\n");
-  if (!transcript.trim()) throw new InsightError("the transcript is empty");
+  if (!transcript.trim()) throw new InsightError("the transcript is empty", "empty_transcript");
   const steer = { language, prompt: req.prompt, keywords: req.keywords };
   if (transcript.length <= SINGLE_PASS_CHARS) {
     return ask(llm, buildPrompt({ transcript, ...steer }), "item", signal, (raw) =>
@@ -108,7 +128,7 @@ async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSigna
   );
 }
 
-export { InsightError, type InsightItem } from "./schema.js";
+export { InsightError, type InsightFailure, type InsightItem } from "./schema.js";
 export type { LlmBackend } from "./backend.js";
 
 /**
@@ -121,18 +141,27 @@ export async function insightForJob(
   req: InsightRequest,
   llm: LlmBackend | null,
   timeoutMs: number,
-): Promise<{ insight: InsightItem[]; error: string | null }> {
-  if (!llm) return { insight: [], error: "no insight model is configured" };
+): Promise<{ insight: InsightItem[]; error: string | null; reason: InsightFailure | null }> {
+  if (!llm) return { insight: [], error: "no insight model is configured", reason: "not_configured" };
   try {
-    return { insight: [await generateInsight(req, llm, timeoutMs)], error: null };
+    return { insight: [await generateInsight(req, llm, timeoutMs)], error: null, reason: null };
   } catch (err) {
-    return { insight: [], error: (err as Error)?.message ?? String(err) };
+    const reason = err instanceof InsightError ? err.reason : "backend_error";
+    return { insight: [], error: (err as Error)?.message ?? String(err), reason };
   }
 }
 
-/** The configured LLM: the OpenAI-compatible endpoint when a base URL is set, else the embedded model. */
-export function insightBackend(config: Config): LlmBackend {
+/** The configured LLM: the OpenAI-compatible endpoint when a base URL is set, else the embedded model, whose
+ * evaluated shared prompts are kept in SORI_INSIGHT_STATE_DIR (beside the model by default: they belong to it). */
+export function insightBackend(config: Config, onLog?: LocalLlmOptions["onLog"]): LlmBackend {
   const c = config.insight;
   if (c.baseUrl) return new OpenAiLlm({ baseUrl: c.baseUrl, model: c.modelName, apiKey: c.apiKey, maxTokens: 300 });
-  return new LocalLlm({ modelPath: c.modelPath, threads: c.threads, contextSize: 4096, maxTokens: 300 });
+  return new LocalLlm({
+    modelPath: c.modelPath,
+    threads: c.threads,
+    contextSize: 4096,
+    maxTokens: 300,
+    stateDir: c.stateDir,
+    onLog,
+  });
 }

@@ -83,7 +83,17 @@ const ItemSchema = z.object({
   category: z.union([z.enum(LABELS).transform((l) => CATEGORY_LABELS[l]), z.enum(CATEGORIES)]),
 });
 
-export class InsightError extends Error {}
+/** Why a job that asked for insight got `[]` (the `reason` label of sori_insight_failures_total). */
+export type InsightFailure = "timeout" | "empty_transcript" | "invalid_answer" | "backend_error" | "not_configured";
+
+export class InsightError extends Error {
+  constructor(
+    message: string,
+    readonly reason: InsightFailure = "invalid_answer",
+  ) {
+    super(message);
+  }
+}
 
 function parseJson(raw: string): unknown {
   try {

@@ -1,9 +1,10 @@
 // How an error thrown by a task becomes the task's recorded failure: its code, the message a client may read, and
 // whether another attempt may pass. One mapping per kind; paths are hidden from every message.
 import { EngineError } from "../engine/protocol.js";
+import type { TaskFailureCode } from "../errors.js";
 
 export interface TaskFailure {
-  code: string;
+  code: TaskFailureCode;
   message: string;
   /** A retryable failure goes back to the queue (after a backoff) while attempts remain. */
   retryable: boolean;

@@ -4,6 +4,7 @@ import type { TaskKind } from "../storage/schema.js";
 import {
   audioSeconds,
   errors,
+  insightFailures,
   jobDuration,
   jobQueueWait,
   realTimeFactor,
@@ -54,6 +55,11 @@ export function recordFirstClaim(kind: TaskKind, createdAt: number, now = Date.n
 /** An API request was refused with a spec error body. */
 export function recordApiError(code: string): void {
   errors.inc({ source: "api", code });
+}
+
+/** A job that asked for insight got `[]`; `reason` is InsightFailure (src/insight/schema.ts). */
+export function recordInsightFailure(reason: string): void {
+  insightFailures.inc({ reason });
 }
 
 /** A streaming session opened (+1) or closed (-1, with how it ended). */

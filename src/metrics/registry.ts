@@ -62,7 +62,6 @@ export const errors = new Counter({
   registers: [registry],
 });
 
-export type Stage = "transcribe" | "diarize" | "text" | "insight" | "store";
 
 // Streaming recognition (docs/streaming.md). Latencies are wall time from the audio position an answer waited for
 // (speech start for the first interim, the end point for a final) having been received to the answer being sent.
@@ -94,3 +93,12 @@ export const streamLatency = new Histogram({
   buckets: LATENCY_BUCKETS,
   registers: [registry],
 });
+
+export const insightFailures = new Counter({
+  name: "sori_insight_failures_total",
+  help: "Jobs that asked for insight and got an empty insight, by reason (timeout, empty_transcript, invalid_answer, backend_error, not_configured).",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+
+export type Stage = "transcribe" | "diarize" | "text" | "pii" | "insight" | "store";

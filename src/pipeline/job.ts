@@ -1,9 +1,11 @@
 // A job's whole base result: the transcription pipeline and then, when the job asked for it, insight. The spec
 // puts insight in the base result at completion, so `completed` waits for it; an insight failure gives
-// `insight: []` and the transcription completes all the same (docs/enterprise.md).
+// `insight: []` and the transcription completes all the same (docs/enterprise.md). With `use_pii_redaction`
+// (docs/pii.md) the utterances are redacted before insight reads them, and the insight is checked again after.
 import { insightForJob, type LlmBackend } from "../insight/index.js";
-import { timeStage } from "../metrics/index.js";
-import { runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
+import { redactText } from "../pii/index.js";
+import { recordInsightFailure, timeStage } from "../metrics/index.js";
+import { jobRedaction, runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
 
 export interface JobPipelineDeps extends PipelineDeps {
   /** The insight LLM (null: none configured, so a job that asks for insight gets `[]`) and its time budget. */
@@ -23,7 +25,7 @@ export async function runJobPipeline(
 ): Promise<JobOutcome> {
   const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
   if (!input.config.use_insight) return { results, insightError: null };
-  const { insight, error } = await timeStage("insight", () =>
+  const { insight, error, reason } = await timeStage("insight", () =>
     insightForJob(
       {
         utterances: results.utterances,
@@ -35,6 +37,12 @@ export async function runJobPipeline(
       deps.insight.timeoutMs,
     ),
   );
-  results.insight = insight;
-  return { results, insightError: error };
+  // The model saw only redacted text; what it wrote is checked all the same (it may make up a number), and so is
+  // the reason of a failure (it can quote the model's answer), which goes to the log.
+  const redaction = jobRedaction(input.config);
+  results.insight = redaction
+    ? insight.map((i) => ({ ...i, title: redactText(i.title, redaction), summary: redactText(i.summary, redaction) }))
+    : insight;
+  if (reason) recordInsightFailure(reason);
+  return { results, insightError: redaction && error ? redactText(error, redaction) : error };
 }

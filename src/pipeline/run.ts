@@ -1,10 +1,12 @@
 // The whole pipeline of one job, as plain data in → plain data out: config + audio file → the `results` body.
-// The worker and `sori transcribe` both call this; neither knows what the stages are.
+// The worker and `sori transcribe` both reach it through runJobPipeline (job.ts); neither knows what the stages are.
 import type { Engine } from "../engine/client.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
-import { isFixedLanguage, type JobConfig } from "../domain/jobConfig.js";
+import { randomBytes } from "node:crypto";
+import { isFixedLanguage, piiOptions, type JobConfig } from "../domain/jobConfig.js";
+import { redactUtterances, type Redaction } from "../pii/index.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { speakerUtterances } from "../diarization/index.js";
 import { transcribeChannels } from "./channels.js";
@@ -54,11 +56,28 @@ export function engineParams(
   };
 }
 
+/** Recognition, the text stages and, when the job asks for it, the redaction of personal data (docs/pii.md): the
+ * last stage, so that everything made from the utterances afterwards (insight, exports, refinement) sees only
+ * redacted text. */
 export async function runPipeline(
   input: PipelineInput,
   deps: PipelineDeps,
   audioSeconds: number | null,
 ): Promise<JobResults> {
+  const results = await recognize(input, deps, audioSeconds);
+  const redaction = jobRedaction(input.config);
+  if (!redaction) return results;
+  return { utterances: await timeStage("pii", () => redactUtterances(results.utterances, redaction)) };
+}
+
+/** The job's redaction, with a key of its own for the `hash` mode (kept in memory for this run only); null when the
+ * job did not ask for one. */
+export function jobRedaction(config: JobConfig): Redaction | null {
+  const options = piiOptions(config);
+  return options ? { ...options, key: randomBytes(32) } : null;
+}
+
+async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds: number | null): Promise<JobResults> {
   const params = engineParams(input.config, input.audioPath, deps.models, input.maxAudioS);
   const budgetS = audioSeconds ?? input.maxAudioS;
   if (input.config.use_multi_channel) {

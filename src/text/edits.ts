@@ -119,3 +119,12 @@ export function applyEdits(tokens: readonly Token[], edits: readonly Edit[]): To
 export function runOnString(text: string, stage: (text: string) => Edit[]): string {
   return applyEditsToString(text, stage(text));
 }
+
+/** Non-overlapping union: earlier lists win where edits overlap. */
+export function mergeEdits(lists: Edit[][]): Edit[] {
+  const out: Edit[] = [];
+  for (const e of lists.flat()) {
+    if (!out.some((o) => e.start < o.end && o.start < e.end)) out.push(e);
+  }
+  return out.sort((a, b) => a.start - b.start);
+}

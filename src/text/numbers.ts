@@ -104,7 +104,7 @@ export function parseNative(s: string): number | null {
  * The written form of an amount: 12000000 → "1,200만", 350000000 → "3억 5,000만", 12300 → "12,300", 2024 → "2024"
  * (no comma below 10,000, so years read right). Japanese passes its own units (万, 億, 兆) and no separator.
  */
-export function formatKorean(
+export function formatMyriads(
   v: number,
   units: readonly [string, string, string] = ["조", "억", "만"],
   sep = " ",

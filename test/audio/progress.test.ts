@@ -1,4 +1,4 @@
-// Progress (issue 3, item 7) with the real engine and model: while a 2.5-minute recording is transcribed, the job
+// Progress with the real engine and model: while a 2.5-minute recording is transcribed, the job
 // row's `progress` rises from 0 to 1 without going back and takes values in between; the spec's read body has no
 // progress field; and `sori transcribe` on a terminal draws a bar driven by the same events.
 import assert from "node:assert/strict";

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { INSIGHT_GGUF } from "../../src/config.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, soriSync, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const CATEGORIES = ["일상", "문의", "업무", "스팸"];
 const KO_FILE = path.join(TESTDATA, "ko/deeply_studioapt_sub100102a00015.wav");
@@ -193,16 +193,40 @@ describe(
     let sori: SoriProcess;
     let token: string;
     let dataDir: string;
+    let env: NodeJS.ProcessEnv;
+    let client: { client_id: string; client_secret: string };
+    // An empty state folder: the server evaluates the shared prompt at start, as on a fresh clone.
+    const stateDir = tempDataDir();
 
     before(async () => {
       dataDir = tempDataDir();
-      // The test is about the answer's shape, not its latency: a slow shared machine gets a generous budget.
-      const env = { ...baseEnv(dataDir), SORI_INSIGHT_THREADS: "2", SORI_INSIGHT_TIMEOUT_S: "900" };
-      const c = createClient(env, ["--tier", "enterprise"]);
+      env = { ...baseEnv(dataDir), SORI_INSIGHT_STATE_DIR: stateDir }; // the default threads (1) and time limit
+      client = createClient(env, ["--tier", "enterprise"]);
       sori = await startSori("serve", env);
-      token = await authenticate(sori.url, c.client_id, c.client_secret);
+      token = await authenticate(sori.url, client.client_id, client.client_secret);
     });
     after(() => sori.stop());
+
+    // Before the model was got ready at start, the first insight job of a process paid for loading it and evaluating
+    // the shared prompt inside its 180 s limit: 183 s and `insight: []` on this 2-core machine. Now the job waits
+    // for the model (never counted against its limit) while the worker evaluates the prompt once, about 45 s of one
+    // core here; the bound leaves room for a loaded CI machine and still fails the old behaviour.
+    const FIRST_JOB_MAX_S = 150;
+
+    it(`the first job on a fresh server gets its insight within ${FIRST_JOB_MAX_S} s of submission`, async (t) => {
+      const started = Date.now();
+      const r = await submit(sori.url, token, EN_FILE, { model_name: "whisper", language: "en", use_insight: true });
+      assert.equal(r.status, 200);
+      const body = await waitFinal(sori.url, token, String(r.body.id), FIRST_JOB_MAX_S * 1000);
+      const seconds = (Date.now() - started) / 1000;
+      t.diagnostic(`${seconds.toFixed(1)} s: ${JSON.stringify(body.results.insight)}`);
+      checkItem(body, /[A-Za-z]{3}/);
+      assert.ok(seconds <= FIRST_JOB_MAX_S, `${seconds} s`);
+      assert.ok(
+        fs.readdirSync(stateDir).some((f) => f.startsWith("item-")),
+        "the evaluated prompt is kept for the next start",
+      );
+    });
 
     function checkItem(body: any, script: RegExp): void {
       assert.equal(body.status, "completed", JSON.stringify(body));
@@ -232,7 +256,7 @@ describe(
         keywords: ["봉사"],
       });
       assert.equal(r.status, 200);
-      const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
+      const body = await waitFinal(sori.url, token, String(r.body.id), 600_000);
       t.diagnostic(JSON.stringify(body.results.insight));
       checkItem(body, /\p{Script=Hangul}/u);
     });
@@ -246,10 +270,42 @@ describe(
       };
       const r = await submit(sori.url, token, EN_FILE, config);
       assert.equal(r.status, 200);
-      const body = await waitFinal(sori.url, token, String(r.body.id), 1_200_000);
+      const body = await waitFinal(sori.url, token, String(r.body.id), 600_000);
       t.diagnostic(JSON.stringify(body.results.insight));
       checkItem(body, /[A-Za-z]{3}/);
       assert.doesNotMatch(body.results.insight[0].summary, /\p{Script=Hangul}/u);
+    });
+
+    it("`sori transcribe` runs the job pipeline a worker runs: use_insight gives the item", (t) => {
+      const out = soriSync(
+        [
+          "transcribe",
+          EN_FILE,
+          "--no-progress",
+          "--config",
+          JSON.stringify({ model_name: "whisper", language: "en", use_insight: true }),
+        ],
+        { SORI_DATA_DIR: tempDataDir(), SORI_INSIGHT_STATE_DIR: stateDir },
+      );
+      const body = JSON.parse(out);
+      t.diagnostic(JSON.stringify(body.results.insight));
+      assert.equal(body.status, "completed");
+      assert.equal(body.results.insight.length, 1, out);
+      assert.ok(CATEGORIES.includes(body.results.insight[0].category));
+    });
+
+    it("a restart reads the evaluated prompt back instead of evaluating it again", async (t) => {
+      await sori.stop();
+      sori = await startSori("serve", env);
+      token = await authenticate(sori.url, client.client_id, client.client_secret);
+      const started = Date.now();
+      const r = await submit(sori.url, token, KO_SHORT, { use_insight: true });
+      const body = await waitFinal(sori.url, token, String(r.body.id), 600_000);
+      t.diagnostic(`${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(body.results.insight)}`);
+      checkItem(body, /\p{Script=Hangul}/u);
+      const ready = sori.logs.find((l) => l.includes('"insight model ready"'));
+      assert.ok(ready, "the worker got the model ready at start");
+      assert.match(ready, /item: read/);
     });
   },
 );

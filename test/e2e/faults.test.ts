@@ -1,4 +1,4 @@
-// Fault tests on a PostgreSQL store (issue 7, part 3). The store is a private cluster (test/helpers/pgCluster.ts),
+// Fault tests on a PostgreSQL store. The store is a private cluster (test/helpers/pgCluster.ts),
 // so that it can be restarted mid-run; API and workers are separate `sori` processes sharing a data dir, as in
 // scale-out. The engine killed on every attempt, a SIGTERM'd worker (finishes within the grace period, or hands the
 // job back), kill -9 of a worker mid-job (crash.test.ts does it on SQLite), PostgreSQL restarted mid-run, and the

@@ -1,4 +1,4 @@
-// Scale-out on separate network hosts (issue 7, part 2): one API host and two worker hosts, each its own network
+// Scale-out on separate network hosts: one API host and two worker hosts, each its own network
 // namespace, joined by veth links to a bridge; PostgreSQL (a private cluster) listens on the bridge address, so
 // every process reaches the store over the lab network only. Audio blobs are on a shared directory ("shared mount"
 // mode: namespaces share the filesystem). 50 short jobs go through the API host; both workers must take some, every

@@ -56,9 +56,11 @@ describe("end to end: text options on real speech", () => {
     const on = text(await transcribe(t, PHONE_MEMO, {}));
     const off = text(await transcribe(t, PHONE_MEMO, { use_itn: false }));
     assert.match(on, /\d/u);
-    assert.match(on, /KBS/u);
     assert.doesNotMatch(off, /[0-9]/u, "no digits with use_itn false");
-    assert.match(off, /케이비에스/u);
+    // The acronym as the model spelled it out (케이비에스 on the machines measured) is written KBS by ITN; whether
+    // the model spells it so depends on the CPU (test/README.md), what ITN makes of it does not.
+    if (/케이비에스/u.test(off)) assert.match(on, /KBS/u);
+    else t.diagnostic(`the model did not spell KBS out here: ${off}`);
     assert.match(off, /[일이삼사오육칠팔구십백천만] ?(?:월|일|원|분)/u);
   });
 
@@ -110,5 +112,21 @@ describe("end to end: text options on real speech", () => {
     // Off, as the real service: one speaker, no diarization: the whole file is one utterance.
     const whole = await transcribe(t, EARNINGS_LONG, { ...EN, use_paragraph_splitter: false });
     assert.equal(whole.length, 1);
+  });
+  it("use_pii_redaction (docs/pii.md): the memo's phone number is masked in msg and words, written or spoken", async (t) => {
+    // What holds on any CPU: no phone number is left in any form, the near-misses around it (amount, date, time)
+    // stay, and word times stay in order.
+    const PHONE = /01[016789][\s-]?\d{3,4}[\s-]?\d{4}|공일공|영일영/u;
+    for (const config of [{ use_word_timestamp: true }, { use_word_timestamp: true, use_itn: false }]) {
+      const us = await transcribe(t, PHONE_MEMO, { ...config, use_pii_redaction: true });
+      const words = us.flatMap((u) => u.words ?? []);
+      assert.doesNotMatch(text(us), PHONE);
+      assert.doesNotMatch(words.map((w) => w.text).join(" "), PHONE);
+      assert.ok(
+        words.every((w, i) => i === 0 || w.start_at >= words[i - 1]!.start_at),
+        "word times in order",
+      );
+      assert.match(text(us), config.use_itn === false ? /월|원|분/u : /\d/u, "amounts, dates and times stay");
+    }
   });
 });

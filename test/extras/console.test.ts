@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { assertResembles, REFERENCES } from "../helpers/cer.js";
 import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -60,16 +61,13 @@ describe("web console in Chromium", { skip: missing ?? false }, () => {
     await page.waitForSelector(".jobs li[data-job]");
     await page.waitForSelector(".utterances .word", { timeout: 120_000 });
     const text = (await page.textContent(".utterances")) ?? "";
-    assert.match(text.toLowerCase(), /ask what you can do for your country/);
+    assertResembles(text.replace(/Speaker \d+/g, ""), REFERENCES.jfk, 0.3, "console transcript");
     assert.match(text, /Speaker 0/);
     await page.waitForSelector(".jobs .status.completed", { timeout: 10_000 });
   });
 
   it("clicking a word seeks the audio to it", async () => {
-    const word = page
-      .locator(".utterances .word")
-      .filter({ hasText: /country/i })
-      .first();
+    const word = page.locator(".utterances .word").last(); // the last word of the clip, whatever the model spelled
     const start = Number(await word.getAttribute("data-start"));
     assert.ok(start > 1000, `the word starts at ${start} ms`);
     await page.waitForFunction(() => (document.querySelector("audio")?.readyState ?? 0) >= 1);

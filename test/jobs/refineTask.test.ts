@@ -24,6 +24,7 @@ import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { insertTestClient } from "../helpers/clients.js";
+import type { RefineErrorCode } from "../../src/errors.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
 import { createPgDatabase, pgUnavailable, type PgDatabase } from "../helpers/scaleout.js";
@@ -82,7 +83,7 @@ for (const [label, usePg, skip] of [
         { results: { refine_result: JSON.stringify(refined) } },
         RETENTION,
       );
-    const failRefinement = async (t: TaskRow, w: string, code: string, retryable: boolean, now = T) =>
+    const failRefinement = async (t: TaskRow, w: string, code: RefineErrorCode, retryable: boolean, now = T) =>
       failTask(store, t, w, { code, message: code, retryable }, RETENTION, now);
 
     /** A job that asked for refinement, run through its transcribe task to completed with the refine task queued. */

@@ -433,7 +433,7 @@ for (const [label, makeBackend, skip] of [
 
       it("failJob retries with backoff while attempts remain, then fails for good", async () => {
         const id = await addJob({ max_attempts: 3 });
-        const f = { code: "E500", message: "engine crashed", retryable: true };
+        const f = { code: "E500" as const, message: "engine crashed", retryable: true };
 
         const [a1] = await claim(store, lease("w1"), 1, T);
         assert.equal(await fail(store, a1!, "w1", f, RETENTION, T), "retried");

@@ -6,7 +6,8 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { amrDuration, containerDuration } from "../../src/audio/duration.js";
 import { detectFormat, SUPPORTED_FORMATS } from "../../src/audio/format.js";
-import { ApiError } from "../../src/errors.js";
+import { toApiError } from "../../src/api/errorMapping.js";
+import { UnsupportedAudio } from "../../src/domain/errors.js";
 import { TESTDATA } from "../helpers/server.js";
 
 const FORMATS = path.join(TESTDATA, "formats");
@@ -65,9 +66,10 @@ describe("detectFormat", () => {
 
   const assertH0010 = async (file: string): Promise<void> => {
     await assert.rejects(detectFormat(file), (e: unknown) => {
-      assert.ok(e instanceof ApiError, String(e));
-      assert.equal(e.code, "H0010");
-      assert.equal(e.status, 400);
+      assert.ok(e instanceof UnsupportedAudio, String(e));
+      const api = toApiError(e); // what the API answers
+      assert.equal(api.code, "H0010");
+      assert.equal(api.status, 400);
       assert.match(e.message, /supported: mp4, m4a, mp3, amr, flac, wav/);
       return true;
     });

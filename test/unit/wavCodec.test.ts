@@ -4,7 +4,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { ApiError } from "../../src/errors.js";
+import { toApiError } from "../../src/api/errorMapping.js";
+import { UnsupportedAudio } from "../../src/domain/errors.js";
 import { checkWavCodec, wavCodecTag } from "../../src/audio/wavCodec.js";
 
 const u16 = (n: number): Buffer => Buffer.from([n & 0xff, n >> 8]);
@@ -63,11 +64,11 @@ describe("checkWavCodec", () => {
   it("refuses a tag the engine has no decoder for: 400 H0010 naming the tag", async () => {
     await assert.rejects(
       checkWavCodec(file(wav(0x1234))),
-      (e: unknown) => e instanceof ApiError && e.code === "H0010" && /0x1234/.test(e.message),
+      (e: unknown) => e instanceof UnsupportedAudio && toApiError(e).code === "H0010" && /0x1234/.test(e.message),
     );
     await assert.rejects(
       checkWavCodec(file(wav(0xfffe, { sub: 0x4321 }))),
-      (e: unknown) => e instanceof ApiError && e.code === "H0010",
+      (e: unknown) => e instanceof UnsupportedAudio && toApiError(e).code === "H0010",
     );
   });
 });

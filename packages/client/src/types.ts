@@ -1,6 +1,6 @@
 // Wire types of sori's API: the spec's config, read body and errors, and sori's extras.
 
-/** The spec's config object (every field optional), plus sori's `callback_url`. */
+/** The spec's config object (every field optional), plus sori's `callback_url` and `use_pii_redaction`. */
 export interface TranscribeConfig {
   model_name?: "sommers" | "whisper";
   /** ko, ja; with whisper also detect, multi or any ISO 639-1 code Whisper knows (e.g. "en"). */
@@ -24,6 +24,13 @@ export interface TranscribeConfig {
   insight?: { prompt?: string };
   /** sori only: POSTed {id, status} when the job is final (docs/extras.md). */
   callback_url?: string;
+  /** sori only: personal data masked in every output (docs/pii.md); best effort. */
+  use_pii_redaction?: boolean;
+  /** sori only, with use_pii_redaction true: the types (default all) and how they are written (default mask). */
+  pii_redaction?: {
+    types?: ("phone" | "card" | "account" | "national_id" | "email" | "dob" | "address" | "name")[];
+    mode?: "mask" | "asterisks" | "hash";
+  };
 }
 
 export interface Word {

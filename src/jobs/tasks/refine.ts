@@ -1,6 +1,8 @@
 // The refine task (docs/enterprise.md): re-decodes the completed job's utterances with the refiner's settings and
 // records the refined ones beside the base result, which it never touches.
 import { EngineError } from "../../engine/protocol.js";
+import { jobRedaction } from "../../pipeline/run.js";
+import { redactUtterances } from "../../pii/index.js";
 import { refineUtterances } from "../../refine/refiner.js";
 import { readJobConfig, readResults } from "../../storage/stored.js";
 import { TaskFailed, toRefineFailure } from "../failure.js";
@@ -27,7 +29,8 @@ export function refineTask(deps: TaskDeps): TaskDefinition {
       const base = readResults(job.result);
       if (!base) throw unavailable("the base result has no utterances");
       const budgetS = job.audio_s ?? config.maxAudioS;
-      const refined = await refineUtterances(base.utterances, readJobConfig(job.config), audioPath, {
+      const jobConfig = readJobConfig(job.config);
+      const refined = await refineUtterances(base.utterances, jobConfig, audioPath, {
         engine,
         settings,
         maxAudioS: config.maxAudioS,
@@ -45,7 +48,11 @@ export function refineTask(deps: TaskDeps): TaskDefinition {
             });
       });
       log.info({ utterances: refined.utterances.length, changed: refined.changed }, "refinement done");
-      return { results: { refine_result: JSON.stringify({ utterances: refined.utterances }) } };
+      // The refinement decodes the audio again, so it can write back what the base result masked: it is redacted
+      // the same way (docs/pii.md).
+      const redaction = jobRedaction(jobConfig);
+      const utterances = redaction ? redactUtterances(refined.utterances, redaction) : refined.utterances;
+      return { results: { refine_result: JSON.stringify({ utterances }) } };
     },
   };
 }

@@ -1,0 +1,147 @@
+// Throughput per host, the table a buyer reads (docs/performance.md): a fixed realistic mix (Korean calls of 1 to 5
+// minutes with diarization, the Japanese and English files of the shared set, one 1-hour recording) through a fresh
+// `sori serve` with 1 and 2 workers, every job submitted at once over HTTP; and the same files through the plain
+// faster-whisper script (bench/throughput_plain.py: sequential WhisperModel.transcribe, and BatchedInferencePipeline)
+// in the same run. Printed per system: audio hours per CPU hour and per wall hour (CPU: the server's whole process
+// tree, engines included; the plain script's own process).
+//
+//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--no-plain]
+//
+// `--scale small` leaves the 1-hour recording out (15.6 min of audio instead of 75.6). Jobs use the settings a client
+// of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
+// the Korean recording, `whisper` (beam 1) for en.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { authenticate, read, submit } from "../test/helpers/api.js";
+import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
+import { ROOT } from "./paths.js";
+import { treeCpuS } from "./procCpu.js";
+
+interface MixEntry {
+  file: string;
+  language: string;
+  seconds: number;
+  diarize: boolean;
+}
+
+const { values: args } = parseArgs({
+  options: {
+    scale: { type: "string", default: "full" },
+    workers: { type: "string", default: "1,2" },
+    "no-plain": { type: "boolean", default: false },
+  },
+});
+
+const PY = path.join(ROOT, ".venv/bin/python");
+const PLAIN = path.join(ROOT, "bench/throughput_plain.py");
+
+function configOf(e: MixEntry): Record<string, unknown> {
+  if (e.language === "en") return { model_name: "whisper", language: "en" };
+  return { model_name: "sommers", language: e.language, ...(e.diarize ? { use_diarization: true } : {}) };
+}
+
+interface Row {
+  system: string;
+  audioS: number;
+  wallS: number;
+  cpuS: number;
+  note: string;
+}
+
+async function throughSori(mixDir: string, mix: MixEntry[], workers: number): Promise<Row> {
+  const env: NodeJS.ProcessEnv = {
+    SORI_DATA_DIR: tempDataDir(),
+    SORI_PORT: "0",
+    SORI_WORKERS: String(workers),
+    SORI_POLL_MS: "200",
+  };
+  const client = createClient(env, ["--max-concurrent", "1000", "--quota-hours", "1000", "--read-rps", "1000"]);
+  const sori = await startSori("serve", env);
+  const pid = sori.child.pid!;
+  try {
+    const token = await authenticate(sori.url, client.client_id, client.client_secret);
+    const cpu0 = treeCpuS(pid);
+    const w0 = Date.now();
+    const ids: string[] = [];
+    for (const e of mix) {
+      const r = await submit(sori.url, token, path.join(mixDir, e.file), configOf(e));
+      if (r.status !== 200) throw new Error(`submit ${e.file}: ${r.status} ${JSON.stringify(r.body)}`);
+      ids.push(String(r.body.id));
+    }
+    let failed = 0;
+    for (const id of ids) {
+      for (;;) {
+        const body = (await read(sori.url, token, id)).body;
+        if (body.status === "failed") failed++;
+        if (body.status !== "transcribing") break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    return {
+      system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}`,
+      audioS: mix.reduce((s, e) => s + e.seconds, 0),
+      wallS: (Date.now() - w0) / 1000,
+      cpuS: treeCpuS(pid) - cpu0,
+      note: failed ? `${failed} failed` : "all completed",
+    };
+  } finally {
+    await sori.stop();
+  }
+}
+
+function throughPlain(mixDir: string, batched: boolean): Row {
+  const out = execFileSync(PY, [PLAIN, "run", path.join(mixDir, "mix.json"), ...(batched ? ["--batched"] : [])], {
+    encoding: "utf8",
+  });
+  const r = JSON.parse(out.trim().split("\n").at(-1)!) as {
+    system: string;
+    audio_s: number;
+    wall_s: number;
+    cpu_s: number;
+  };
+  return { system: r.system, audioS: r.audio_s, wallS: r.wall_s, cpuS: r.cpu_s, note: "beam 5, no diarization" };
+}
+
+async function main(): Promise<void> {
+  const mixDir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-mix-"));
+  execFileSync(PY, [PLAIN, "build", mixDir, "--scale", args.scale], { stdio: "inherit" });
+  const mix = JSON.parse(fs.readFileSync(path.join(mixDir, "mix.json"), "utf8")) as MixEntry[];
+  const rows: Row[] = [];
+  const print = (r: Row): void => {
+    const h = r.audioS / 3600;
+    console.log(
+      `| ${r.system} | ${(r.audioS / 60).toFixed(1)} | ${r.wallS.toFixed(0)} | ${r.cpuS.toFixed(0)} | ` +
+        `${(h / (r.cpuS / 3600)).toFixed(2)} | ${(h / (r.wallS / 3600)).toFixed(2)} | ${r.note} |`,
+    );
+  };
+  console.log(
+    `load average at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log("| system | audio min | wall s | CPU s | audio h per CPU h | audio h per wall h | |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const w of args.workers.split(",").map(Number)) {
+    rows.push(await throughSori(mixDir, mix, w));
+    print(rows.at(-1)!);
+  }
+  if (!args["no-plain"]) {
+    for (const batched of [false, true]) {
+      rows.push(throughPlain(mixDir, batched));
+      print(rows.at(-1)!);
+    }
+  }
+  console.log(
+    `load average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  fs.rmSync(mixDir, { recursive: true, force: true });
+}
+
+await main();

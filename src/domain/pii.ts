@@ -1,0 +1,20 @@
+// The personal-data types and masking modes of the `use_pii_redaction` extension (docs/pii.md): shared by the job
+// config's schema (which checks them at submit) and the redaction stage (src/pii/).
+
+/** What can be redacted. `national_id`: Korea's resident registration number, Japan's My Number, the US SSN. */
+export const PII_TYPES = ["phone", "card", "account", "national_id", "email", "dob", "address", "name"] as const;
+export type PiiType = (typeof PII_TYPES)[number];
+
+/**
+ * How a found span is written: `mask` (default) replaces it with its type in brackets (`[PHONE]`); `asterisks`
+ * replaces every character but spaces with `*` (keeps the length, as card receipts do); `hash` writes the type and
+ * a keyed hash of the value (`[PHONE:3fa2c1d0]`), so that one value said twice in a job gets one tag, with a key
+ * made for the job and thrown away, so that the tag cannot be reversed by trying every phone number.
+ */
+export const PII_MODES = ["mask", "asterisks", "hash"] as const;
+export type PiiMode = (typeof PII_MODES)[number];
+
+export interface PiiOptions {
+  types: readonly PiiType[];
+  mode: PiiMode;
+}
