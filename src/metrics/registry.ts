@@ -62,7 +62,6 @@ export const errors = new Counter({
   registers: [registry],
 });
 
-
 // Streaming recognition (docs/streaming.md). Latencies are wall time from the audio position an answer waited for
 // (speech start for the first interim, the end point for a final) having been received to the answer being sent.
 const LATENCY_BUCKETS = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
