@@ -142,6 +142,8 @@ export class StreamSession {
     if (this.ended) return;
     if (text.trim() === "EOS") {
       this.finishing = true;
+      // The client now waits for us: no idle limit while the last final is decoded (a cold engine loads its model).
+      if (this.idleTimer) clearTimeout(this.idleTimer);
       void this.pump();
     } else if (FINALIZE.test(text)) {
       this.finalizeAsked = true;
