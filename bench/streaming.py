@@ -99,8 +99,10 @@ async def token(http: aiohttp.ClientSession, url: str) -> str:
         return (await r.json())["access_token"]
 
 
-async def session(http: aiohttp.ClientSession, url: str, tok: str, pcm: bytes, rate: int, epd: float) -> dict:
-    query = f"sample_rate={rate}&encoding=LINEAR16&model_name=sommers_ko&domain=CALL&epd_time={epd}"
+async def session(
+    http: aiohttp.ClientSession, url: str, tok: str, pcm: bytes, rate: int, epd: float, model: str = "sommers_ko"
+) -> dict:
+    query = f"sample_rate={rate}&encoding=LINEAR16&model_name={model}&domain=CALL&epd_time={epd}"
     ws_url = url.replace("http", "ws", 1) + f"/v1/transcribe:streaming?{query}"
     answers: list[tuple[float, dict]] = []
     async with http.ws_connect(ws_url, headers={"Authorization": f"bearer {tok}"}, max_msg_size=0) as ws:
@@ -153,9 +155,9 @@ async def session(http: aiohttp.ClientSession, url: str, tok: str, pcm: bytes, r
     }
 
 
-async def batch_job(http: aiohttp.ClientSession, url: str, tok: str, path: Path) -> dict:
+async def batch_job(http: aiohttp.ClientSession, url: str, tok: str, path: Path, language: str) -> dict:
     form = aiohttp.FormData()
-    form.add_field("config", json.dumps({"model_name": "sommers", "language": "ko", "domain": "CALL"}))
+    form.add_field("config", json.dumps({"model_name": "sommers", "language": language, "domain": "CALL"}))
     form.add_field("file", path.read_bytes(), filename=path.name)
     t0 = time.monotonic()
     async with http.post(f"{url}/v1/transcribe", data=form, headers={"Authorization": f"bearer {tok}"}) as r:
@@ -185,6 +187,7 @@ async def main() -> None:
     ap.add_argument("--epd", type=float, default=0.5)
     ap.add_argument("--batch", action="store_true", help="submit the clip as a batch job beside the sessions")
     ap.add_argument("--server-pid", type=int, default=0)
+    ap.add_argument("--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja")
     ap.add_argument("--texts", action="store_true", help="print each session's finals too")
     args = ap.parse_args()
     src = TESTDATA / args.audio
@@ -193,9 +196,9 @@ async def main() -> None:
     cpu0, wall0 = (cpu_seconds(args.server_pid) if args.server_pid else 0.0), time.monotonic()
     async with aiohttp.ClientSession() as http:
         tok = await token(http, args.url)
-        jobs = [session(http, args.url, tok, pcm, args.rate, args.epd) for _ in range(args.sessions)]
+        jobs = [session(http, args.url, tok, pcm, args.rate, args.epd, args.model) for _ in range(args.sessions)]
         if args.batch:
-            jobs.append(batch_job(http, args.url, tok, src))
+            jobs.append(batch_job(http, args.url, tok, src, "ja" if args.model == "sommers_ja" else "ko"))
         results = await asyncio.gather(*jobs)
     sessions = results[: args.sessions]
     finals = [x for s in sessions for x in s["final_latency"]]
