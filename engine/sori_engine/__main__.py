@@ -126,6 +126,15 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
         from . import refiner
 
         return refiner.refine(refiner.parse_refine(req.params), lambda fraction: writer.progress(req.id, fraction))
+    if req.op in ("stream_open", "stream_audio", "stream_close"):
+        from . import streaming
+
+        op = {
+            "stream_open": streaming.open_session,
+            "stream_audio": streaming.feed,
+            "stream_close": streaming.close_session,
+        }
+        return op[req.op](req.params)
     raise bad_request(f"unknown op: {req.op}")
 
 

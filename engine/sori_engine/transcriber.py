@@ -108,13 +108,34 @@ def transcribe(
     _check_languages(req, model.supported_languages)
     info = _probe(req.audio_path)
     expected_s = _expected_duration(req, info)
+    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
+    narrowband = phone.narrowband_container(info)
+    return _transcribe_blocks(model, req, blocks, narrowband, expected_s, emit_progress, emit_checkpoint)
+
+
+def transcribe_audio(req: TranscribeParams, audio: np.ndarray, narrowband: bool) -> TranscribeResult:
+    """The same recognition as `transcribe` on 16 kHz float32 audio already in memory (a streaming session's
+    utterance, streaming.py): same VAD, decoding, tail rounds and hallucination stage. `req.audio_path` is unused."""
+    model = models.get_model(req.model)
+    _check_languages(req, model.supported_languages)
+    return _transcribe_blocks(model, req, [audio], narrowband, audio.shape[0] / SR, lambda _f: None)
+
+
+def _transcribe_blocks(
+    model: WhisperModel,
+    req: TranscribeParams,
+    blocks: Iterable[np.ndarray],
+    narrowband: bool,
+    expected_s: float | None,
+    emit_progress: Callable[[float], None],
+    emit_checkpoint: Callable[[dict], None] | None = None,
+) -> TranscribeResult:
     progress = ProgressReporter(emit_progress, expected_s)
     state = _Decoder(model, req, progress)
     use_vad = req.model.vad or req.language_mode == "multi"
     window_s = checkpoint.window_s()
     ckey = checkpoint.key(req, window_s)
     speech = hallucination.SpeechMapBuilder()  # Silero's speech probabilities, for the hallucination stage
-    blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
     index = 0  # windows done, here or in the requests whose checkpoints this one resumes from
     resumed = checkpoint.restore(req.resume_from, ckey)
     if resumed is not None:
@@ -126,7 +147,6 @@ def transcribe(
         progress.update(resumed.offset_sample / SR)
         log.info("resuming after %d window(s), at %.1f s", index, resumed.offset_sample / SR)
     start = resumed.offset_sample if resumed is not None else 0
-    narrowband = phone.narrowband_container(info)
     for window in windows(blocks, use_vad, window_s, narrowband=narrowband, start_sample=start):
         done = len(state.segments)
         window_probs = speech.add(window.offset, window.audio)

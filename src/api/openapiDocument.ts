@@ -15,6 +15,7 @@ import { exportDocs } from "./export.js";
 import { jobsListDocs } from "./jobsList.js";
 import { openaiDocs } from "./openaiCompat.js";
 import { type RouteDoc, Text } from "./routeDoc.js";
+import { streamingDocs } from "./streaming.js";
 import { transcribeDocs } from "./transcribe.js";
 
 type Schema = Record<string, unknown>;
@@ -62,8 +63,9 @@ const selfDoc: RouteDoc = {
   },
 };
 
-/** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS). */
-export function routeDocs(opts: { metrics: boolean }): RouteDoc[] {
+/** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS; `streaming`: whether the
+ * streaming extension is on, SORI_STREAM_SESSIONS > 0). */
+export function routeDocs(opts: { metrics: boolean; streaming?: boolean }): RouteDoc[] {
   return [
     ...authDocs,
     ...transcribeDocs,
@@ -73,6 +75,7 @@ export function routeDocs(opts: { metrics: boolean }): RouteDoc[] {
     ...callbackSecretDocs,
     ...consoleDocs,
     ...healthDocs(opts.metrics),
+    ...(opts.streaming ? streamingDocs : []),
     selfDoc,
   ];
 }
@@ -96,7 +99,9 @@ class Converter {
   }
 }
 
-const openApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+// `::` is Fastify's escaped colon, a literal one (`/v1/transcribe::streaming`).
+const openApiPath = (path: string): string =>
+  path.replace(/::|:([A-Za-z0-9_]+)/g, (_m, name?: string) => (name ? `{${name}}` : ":"));
 
 function parameters(c: Converter, where: "path" | "query", shape: z.ZodObject | undefined): Schema[] {
   if (!shape) return [];
@@ -166,7 +171,7 @@ function withLanguageCodes(config: Schema | undefined): void {
   props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
 }
 
-export function openApiDocument(opts: { metrics: boolean }): Schema {
+export function openApiDocument(opts: { metrics: boolean; streaming?: boolean }): Schema {
   const c = new Converter();
   const paths: Record<string, Schema> = {};
   for (const doc of routeDocs(opts)) {
@@ -199,6 +204,9 @@ export function openApiDocument(opts: { metrics: boolean }): Schema {
 
 export async function openapiRoutes(app: FastifyInstance): Promise<void> {
   // Built once: it depends on nothing but the code.
-  const doc = openApiDocument({ metrics: app.sori.config.metrics.enabled });
+  const doc = openApiDocument({
+    metrics: app.sori.config.metrics.enabled,
+    streaming: app.sori.config.stream.sessions > 0,
+  });
   app.get("/openapi.json", async () => doc);
 }

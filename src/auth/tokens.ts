@@ -12,6 +12,8 @@ export interface TokenIssuer {
   issue(clientId: string, now?: number): Promise<{ access_token: string; expire_at: number }>;
   /** The client id the token was issued to, or null when the token is invalid or expired. */
   verify(token: string): Promise<string | null>;
+  /** The client id and expiry (epoch seconds) of a valid token, or null: a streaming session ends at the expiry. */
+  claims(token: string): Promise<{ clientId: string; exp: number } | null>;
 }
 
 export function loadSigningKey(dataDir: string): Uint8Array {
@@ -19,6 +21,15 @@ export function loadSigningKey(dataDir: string): Uint8Array {
 }
 
 export function tokenIssuer(key: Uint8Array, ttlS: number): TokenIssuer {
+  async function claims(token: string): Promise<{ clientId: string; exp: number } | null> {
+    try {
+      const { payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: ISSUER, audience: AUDIENCE });
+      if (typeof payload.sub !== "string" || typeof payload.exp !== "number") return null;
+      return { clientId: payload.sub, exp: payload.exp };
+    } catch {
+      return null;
+    }
+  }
   return {
     async issue(clientId, now = Date.now()) {
       const iat = Math.floor(now / 1000);
@@ -35,12 +46,8 @@ export function tokenIssuer(key: Uint8Array, ttlS: number): TokenIssuer {
       return { access_token, expire_at: exp };
     },
     async verify(token) {
-      try {
-        const { payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: ISSUER, audience: AUDIENCE });
-        return typeof payload.sub === "string" ? payload.sub : null;
-      } catch {
-        return null;
-      }
+      return (await claims(token))?.clientId ?? null;
     },
+    claims,
   };
 }

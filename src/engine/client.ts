@@ -16,6 +16,7 @@ import {
   type TranscribeResult,
 } from "./protocol.js";
 import type { RefineParams, RefineResult } from "./refineProtocol.js";
+import type { StreamAudioParams, StreamAudioResult, StreamOpenParams } from "./streamProtocol.js";
 
 export interface EngineOptions {
   python: string;
@@ -75,6 +76,24 @@ export class Engine {
     opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
   ): Promise<DiarizeResult> {
     return (await this.request("diarize", params, opts)) as DiarizeResult;
+  }
+
+  /** Streaming session ops (docs/engine.md, "Streaming"; used by src/streaming). */
+  async streamOpen(params: StreamOpenParams, timeoutMs = 120_000): Promise<void> {
+    await this.request("stream_open", params, { timeoutMs });
+  }
+
+  async streamAudio(params: StreamAudioParams, timeoutMs = 120_000): Promise<StreamAudioResult> {
+    return (await this.request("stream_audio", params, { timeoutMs })) as StreamAudioResult;
+  }
+
+  async streamClose(session: string): Promise<void> {
+    await this.request("stream_close", { session }, { timeoutMs: 30_000 });
+  }
+
+  /** Requests sent and not yet answered: a streaming pool gives a new session to its least busy engine. */
+  get inFlight(): number {
+    return this.pending.size;
   }
 
   async probe(audioPath: string): Promise<ProbeResult> {

@@ -9,6 +9,10 @@ import {
   jobQueueWait,
   realTimeFactor,
   stageDuration,
+  streamAudioSeconds,
+  streamLatency,
+  streamSessions,
+  streamSessionsTotal,
   type Stage,
 } from "./registry.js";
 
@@ -56,4 +60,20 @@ export function recordApiError(code: string): void {
 /** A job that asked for insight got `[]`; `reason` is InsightFailure (src/insight/schema.ts). */
 export function recordInsightFailure(reason: string): void {
   insightFailures.inc({ reason });
+}
+
+/** A streaming session opened (+1) or closed (-1, with how it ended). */
+export function recordStreamSession(delta: 1 | -1, outcome?: string): void {
+  streamSessions.inc(delta);
+  if (delta === -1) streamSessionsTotal.inc({ outcome: outcome ?? "completed" });
+}
+
+/** Audio seconds received by a streaming session. */
+export function recordStreamAudio(seconds: number): void {
+  streamAudioSeconds.inc(seconds);
+}
+
+/** A streaming answer's latency in seconds (docs/streaming.md defines what each is measured from). */
+export function recordStreamLatency(kind: "first_interim" | "final", seconds: number): void {
+  streamLatency.observe({ kind }, Math.max(0, seconds));
 }

@@ -62,6 +62,37 @@ export const errors = new Counter({
   registers: [registry],
 });
 
+// Streaming recognition (docs/streaming.md). Latencies are wall time from the audio position an answer waited for
+// (speech start for the first interim, the end point for a final) having been received to the answer being sent.
+const LATENCY_BUCKETS = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+
+export const streamSessions = new Gauge({
+  name: "sori_stream_sessions",
+  help: "Streaming sessions open on this host",
+  registers: [registry],
+});
+
+export const streamSessionsTotal = new Counter({
+  name: "sori_stream_sessions_total",
+  help: "Streaming sessions by how they ended (completed: after EOS; else the close reason's code)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const streamAudioSeconds = new Counter({
+  name: "sori_stream_audio_seconds_total",
+  help: "Seconds of audio received by streaming sessions",
+  registers: [registry],
+});
+
+export const streamLatency = new Histogram({
+  name: "sori_stream_latency_seconds",
+  help: "Streaming answer latency: first interim after speech start, final after the end point",
+  labelNames: ["kind"] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
 export const insightFailures = new Counter({
   name: "sori_insight_failures_total",
   help: "Jobs that asked for insight and got an empty insight, by reason (timeout, empty_transcript, invalid_answer, backend_error, not_configured).",

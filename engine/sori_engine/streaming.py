@@ -1,0 +1,254 @@
+"""Streaming sessions: the `stream_open`, `stream_audio` and `stream_close` ops (docs/engine.md, docs/streaming.md).
+
+A session holds the audio received since its last final (resampled to 16 kHz as it arrives) and Silero's speech
+probability for each 32 ms frame of it. Each `stream_audio` appends audio and then:
+
+- end-pointing: once the utterance has speech and the speech has been followed by `epd_time` seconds of frames
+  under the VAD threshold (or the client asked to finalize, or the stream ends, or the utterance reached
+  MAX_UTTERANCE_S), the utterance is decoded with the batch path (`transcriber.transcribe_audio`: the same VAD,
+  beam, tail rounds and hallucination stage as a `transcribe` request) and returned as a final; its audio is
+  dropped;
+- otherwise, when the caller asks for an interim and the utterance has speech, the utterance so far is decoded
+  greedily (beam 1, same stage) and returned as an interim.
+
+The session's state is only audio and probabilities: a crash loses the open utterance, never anything else.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import av
+import numpy as np
+
+from . import hallucination, phone, transcriber
+from .protocol import (
+    TranscribeParams,
+    _get,
+    _is_bool,
+    _is_nonempty_str,
+    _is_number,
+    bad_request,
+    parse_transcribe,
+)
+
+log = logging.getLogger(__name__)
+
+SR = transcriber.SR
+FRAME = int(hallucination.FRAME_S * SR)  # 512 samples: Silero's frame
+MIN_SPEECH_FRAMES = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)
+PAD_S = 0.4  # audio kept before the first and after the last speech frame of an utterance (the VAD's padding)
+# An utterance this long is finalised at its longest pause (one Whisper window holds 30 s; shorter utterances also
+# keep the interims' cost down, each of which decodes the whole utterance so far).
+MAX_UTTERANCE_S = 15.0
+IDLE_KEEP_S = 0.6  # audio kept while there is no speech, so a soft onset keeps its lead-in
+CONTEXT_FRAMES = 16  # frames of already-scored audio run through the VAD again before new audio (its warm-up)
+# No interim once the speech has paused this long: the last interim already holds the words, and a decode started
+# now would hold up the final if the pause turns out to be the end point.
+PAUSED_S = 0.25
+MAX_SESSIONS = 64  # per engine process; the service bounds sessions far below this
+MAX_PCM_BYTES = 8 * 1024 * 1024  # one stream_audio's audio (base64-decoded)
+
+
+@dataclass
+class OpenParams:
+    session: str
+    sample_rate: int
+    epd_time: float
+    decode: TranscribeParams  # the final's decoding; the interim is the same with beam 1
+    narrowband: bool
+
+
+def parse_open(params: Mapping[str, Any]) -> OpenParams:
+    session = _get(params, "session", _is_nonempty_str, "a non-empty string")
+    rate = _get(params, "sample_rate", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
+    if not 8000 <= rate <= 48000:
+        raise bad_request("field sample_rate must be 8000..48000")
+    epd = float(_get(params, "epd_time", _is_number, "a number", 0.5))
+    if not 0.05 <= epd <= 10.0:
+        raise bad_request("field epd_time must be 0.05..10")
+    decode = params.get("decode")
+    if not isinstance(decode, dict):
+        raise bad_request("field decode must be an object")
+    # The decode settings are those of a transcribe request; the audio is the session's, not a file.
+    req = parse_transcribe({**decode, "audio_path": "<stream>", "max_duration_s": None, "channel": None})
+    if req.language_mode != "fixed":
+        raise bad_request("a stream decodes in one fixed language")
+    return OpenParams(session=session, sample_rate=rate, epd_time=epd, decode=req, narrowband=rate <= 8000)
+
+
+@dataclass
+class Session:
+    params: OpenParams
+    resampler: av.AudioResampler = field(init=False)
+    audio: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    offset: int = 0  # session sample (16 kHz) of audio[0]
+    probs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # per full frame of audio
+    received: int = 0  # 16 kHz samples received in all
+
+    def __post_init__(self) -> None:
+        self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
+
+    @property
+    def threshold(self) -> float:
+        return phone.PHONE_VAD_THRESHOLD if self.params.narrowband else phone.VAD_THRESHOLD
+
+    def append(self, pcm: bytes, flush: bool) -> None:
+        """Resample `pcm` (s16le mono at the session's rate) to 16 kHz and score the new full frames."""
+        blocks: list[np.ndarray] = []
+        if pcm:
+            samples = np.frombuffer(pcm, dtype="<i2").reshape(1, -1)
+            frame = av.AudioFrame.from_ndarray(samples, format="s16", layout="mono")
+            frame.sample_rate = self.params.sample_rate
+            blocks.extend(f.to_ndarray()[0] for f in self.resampler.resample(frame))
+        if flush:  # the resampler holds a few ms back until it sees what follows
+            blocks.extend(f.to_ndarray()[0] for f in self.resampler.resample(None))
+            self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
+        if not blocks:
+            return
+        new = np.concatenate(blocks).astype(np.float32) * (1.0 / 32768.0)
+        self.audio = np.concatenate([self.audio, new])
+        self.received += new.shape[0]
+        scored = self.probs.size
+        full = self.audio.shape[0] // FRAME
+        if full > scored:
+            ctx = min(CONTEXT_FRAMES, scored)
+            fresh = hallucination.speech_probs(self.audio[(scored - ctx) * FRAME : full * FRAME])[ctx:]
+            self.probs = np.concatenate([self.probs, fresh.astype(np.float32)])
+
+    def drop(self, frames: int) -> None:
+        """Forget the first `frames` frames of audio."""
+        self.audio = self.audio[frames * FRAME :]
+        self.probs = self.probs[frames:]
+        self.offset += frames * FRAME
+
+    def speech_span(self) -> tuple[int, int] | None:
+        """(first, last) speech frame of the open utterance, or None while it has too little speech. The utterance
+        ends at the first pause of `epd_time` or more after its start: audio that arrived in one large step (a
+        slow engine makes steps larger) may hold several utterances, and each gets its own final."""
+        speech = np.flatnonzero(self.probs >= self.threshold)
+        if speech.size < MIN_SPEECH_FRAMES:
+            return None
+        gap = max(1, int(np.ceil(self.params.epd_time / hallucination.FRAME_S)))
+        pauses = np.flatnonzero(np.diff(speech) > gap)  # speech[i] is the last frame before a long enough pause
+        last = int(speech[pauses[0]]) if pauses.size else int(speech[-1])
+        return int(speech[0]), last
+
+
+_sessions: dict[str, Session] = {}
+
+
+def open_session(params: Mapping[str, Any]) -> dict[str, Any]:
+    p = parse_open(params)
+    if p.session in _sessions:
+        raise bad_request(f"session {p.session} is already open")
+    if len(_sessions) >= MAX_SESSIONS:
+        raise bad_request(f"this engine holds {MAX_SESSIONS} sessions already")
+    from . import models
+
+    models.get_model(p.decode.model)  # load now, so the first audio is not slowed by it
+    _sessions[p.session] = Session(p)
+    return {"session": p.session}
+
+
+def close_session(params: Mapping[str, Any]) -> dict[str, Any]:
+    session = _get(params, "session", _is_nonempty_str, "a non-empty string")
+    return {"closed": _sessions.pop(session, None) is not None}
+
+
+def feed(params: Mapping[str, Any]) -> dict[str, Any]:
+    """One `stream_audio`: append the audio, then give any final the end-pointer calls for, else an interim when
+    asked. `finalize` closes the open utterance now; `finish` also ends the stream (the session is closed)."""
+    sid = _get(params, "session", _is_nonempty_str, "a non-empty string")
+    s = _sessions.get(sid)
+    if s is None:
+        raise bad_request(f"no open session {sid}")
+    try:
+        pcm = base64.b64decode(_get(params, "pcm", lambda v: isinstance(v, str), "a base64 string", ""), validate=True)
+    except binascii.Error:
+        raise bad_request("field pcm must be base64") from None
+    if len(pcm) > MAX_PCM_BYTES or len(pcm) % 2:
+        raise bad_request("field pcm must be whole 16-bit samples, at most 8 MiB")
+    interim = _get(params, "interim", _is_bool, "a boolean", False)
+    finish = _get(params, "finish", _is_bool, "a boolean", False)
+    finalize = finish or _get(params, "finalize", _is_bool, "a boolean", False)
+    s.append(pcm, flush=finish)
+    events: list[dict[str, Any]] = []
+    while True:
+        span = s.speech_span()
+        if span is None:
+            break
+        first, last = span
+        silence_s = (s.probs.size - 1 - last) * hallucination.FRAME_S
+        length_s = (s.probs.size - first) * hallucination.FRAME_S
+        if length_s >= MAX_UTTERANCE_S and not finalize and silence_s < s.params.epd_time:
+            last = _longest_pause(s.probs[first : last + 1] >= s.threshold) + first
+        elif not (finalize or silence_s >= s.params.epd_time):
+            break
+        events.append(_final(s, first, last))
+        finalize = False  # the rest of the buffer is after the end point: it waits for its own
+    span = s.speech_span()
+    paused = span is not None and (s.probs.size - 1 - span[1]) * hallucination.FRAME_S >= PAUSED_S
+    if interim and span is not None and not events and not paused:
+        events.append(_decode(s, span[0], s.probs.size - 1, final=False))
+    elif span is None and s.probs.size > 0:
+        keep = int(IDLE_KEEP_S / hallucination.FRAME_S)
+        if s.probs.size > keep and not np.any(s.probs[-keep:] >= s.threshold):
+            s.drop(s.probs.size - keep)  # silence or noise only: nothing to keep but a lead-in
+    if finish:
+        _sessions.pop(sid, None)
+    return {"events": events, "received_s": round(s.received / SR, 3), "pending_s": round(s.audio.shape[0] / SR, 3)}
+
+
+def _longest_pause(speech: np.ndarray) -> int:
+    """Index of the last speech frame before the longest run of non-speech in `speech` (the end of the
+    utterance's last speech frame when it has no pause)."""
+    best, best_len, run = speech.size - 1, 0, 0
+    for i, v in enumerate(speech):
+        if v:
+            if run > best_len:
+                best, best_len = i - run - 1, run
+            run = 0
+        else:
+            run += 1
+    return max(best, 0)
+
+
+def _final(s: Session, first: int, last: int) -> dict[str, Any]:
+    event = _decode(s, first, last, final=True)
+    pad = int(PAD_S / hallucination.FRAME_S)
+    s.drop(min(last + 1 + pad, s.probs.size))
+    return event
+
+
+def _decode(s: Session, first: int, last: int, final: bool) -> dict[str, Any]:
+    pad = int(PAD_S * SR)
+    a = max(first * FRAME - pad, 0)
+    b = min((last + 1) * FRAME + pad, s.audio.shape[0])
+    req = s.params.decode if final else replace(s.params.decode, model=replace(s.params.decode.model, beam_size=1))
+    result = transcriber.transcribe_audio(req, s.audio[a:b], s.params.narrowband)
+    shift = (s.offset + a) / SR
+    return {
+        "final": final,
+        # Session seconds of the first speech frame, and of the audio received when this answer was decided: the
+        # service measures its latencies from the wall time these arrived (docs/streaming.md, "Metrics").
+        "speech_start": round((s.offset + first * FRAME) / SR, 3),
+        "decided_at": round((s.offset + s.audio.shape[0]) / SR, 3),
+        "start": round(shift, 3),
+        "end": round((s.offset + b) / SR, 3),
+        "segments": [_shifted(seg.to_json(), shift) for seg in result.segments],
+    }
+
+
+def _shifted(seg: dict[str, Any], shift: float) -> dict[str, Any]:
+    seg["start"] = round(seg["start"] + shift, 3)
+    seg["end"] = round(seg["end"] + shift, 3)
+    for w in seg.get("words") or []:
+        w["start"] = round(w["start"] + shift, 3)
+        w["end"] = round(w["end"] + shift, 3)
+    return seg

@@ -1,0 +1,100 @@
+"""Streaming sessions (streaming.py): end-pointing and decoding over the real model, and refused requests."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import pytest
+
+from sori_engine import streaming
+from sori_engine.protocol import EngineError
+
+CLIP = "ko/deeply_anechoic_sub100120a00053.wav"  # 5.2 s, one sentence
+
+
+def pcm8k(path: Path, silence_s: float = 1.5) -> bytes:
+    """The clip as 8 kHz s16le (a phone copy), with trailing silence so the end-pointer fires before the end."""
+    out = []
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=8000)
+    with av.open(str(path)) as c:
+        for frame in c.decode(audio=0):
+            out.extend(f.to_ndarray()[0] for f in resampler.resample(frame))
+    out.extend(f.to_ndarray()[0] for f in resampler.resample(None))
+    audio = np.concatenate(out + [np.zeros(int(8000 * silence_s), dtype=np.int16)]).astype("<i2")
+    return audio.tobytes()
+
+
+def open_session(sid: str, model: dict[str, Any], **extra: Any) -> None:
+    params = {
+        "session": sid,
+        "sample_rate": 8000,
+        "epd_time": 0.5,
+        "decode": {"model": {**model, "vad": False}, "language_mode": "fixed", "language": "ko"},
+    }
+    streaming.open_session({**params, **extra})
+
+
+def feed(sid: str, pcm: bytes, **flags: bool) -> dict[str, Any]:
+    return streaming.feed({"session": sid, "pcm": base64.b64encode(pcm).decode(), **flags})
+
+
+def test_a_stream_gives_interims_then_one_final_before_its_end(testdata: Path, model: dict[str, Any]) -> None:
+    pcm = pcm8k(testdata / CLIP)
+    open_session("s1", model)
+    events: list[tuple[float, dict[str, Any]]] = []
+    step = 8000  # 0.5 s of 8 kHz s16
+    for i in range(0, len(pcm), step):
+        r = feed("s1", pcm[i : i + step], interim=True)
+        events.extend(((i + step) / 16000, e) for e in r["events"])
+    finals = [(t, e) for t, e in events if e["final"]]
+    interims = [e for _, e in events if not e["final"]]
+    assert len(finals) == 1, events
+    at, final = finals[0]
+    text = " ".join(s["text"] for s in final["segments"])
+    assert len(text) >= 10  # a sentence, whatever the CPU makes of it
+    assert at < len(pcm) / 16000  # end-pointed within the trailing silence, before EOS
+    assert 0 <= final["speech_start"] <= final["decided_at"] <= at + 1e-6
+    assert interims and all(not e["final"] for e in interims)
+    r = feed("s1", b"", finish=True)
+    assert r["events"] == []  # nothing left after the end point
+    with pytest.raises(EngineError):  # finish closed the session
+        feed("s1", b"")
+
+
+def test_finish_finalises_open_speech_and_silence_gives_nothing(testdata: Path, model: dict[str, Any]) -> None:
+    pcm = pcm8k(testdata / CLIP, silence_s=0)
+    open_session("s2", model)
+    feed("s2", b"\0" * 16000 * 3)  # 3 s of silence: no speech, no events, the buffer stays short
+    r = feed("s2", pcm[: len(pcm) // 2])
+    assert [e for e in r["events"] if e["final"]] == []
+    r = feed("s2", b"", finish=True)
+    assert len(r["events"]) == 1 and r["events"][0]["final"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"sample_rate": 4000}, "sample_rate"),
+        ({"epd_time": 0}, "epd_time"),
+        ({"decode": {"language_mode": "detect"}}, "model"),
+    ],
+)
+def test_bad_open_params_are_refused(model: dict[str, Any], params: dict[str, Any], message: str) -> None:
+    with pytest.raises(EngineError, match=message):
+        open_session("bad", model, **params)
+
+
+def test_bad_audio_is_refused_and_the_session_survives(model: dict[str, Any]) -> None:
+    open_session("s3", model)
+    with pytest.raises(EngineError, match="16-bit"):
+        feed("s3", b"\0\0\0")
+    with pytest.raises(EngineError, match="base64"):
+        streaming.feed({"session": "s3", "pcm": "not base64!"})
+    assert feed("s3", b"\0\0")["events"] == []
+    assert streaming.close_session({"session": "s3"}) == {"closed": True}
+    with pytest.raises(EngineError, match="no open session"):
+        feed("s3", b"")

@@ -1,0 +1,113 @@
+// GET /v1/transcribe:streaming, an extension (docs/streaming.md): RTZR's streaming protocol over WebSocket, for the
+// public clients (livekit-plugins-rtzr, pipecat-rtzr). Routed only when SORI_STREAM_SESSIONS > 0. Everything that
+// can be refused before the upgrade is refused as HTTP with the spec's `{"code","msg"}` body (the clients map the
+// handshake's status: 400, 401, 429); what happens after it ends with an error answer and a close code.
+import websocket from "@fastify/websocket";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { loadModelRegistry } from "../engine/models.js";
+import { ApiError } from "../errors.js";
+import { recordStreamSession } from "../metrics/index.js";
+import { getClient } from "../storage/clients.js";
+import { StreamEngines } from "../streaming/pool.js";
+import { parseStreamQuery, StreamQuerySchema, type StreamQuery } from "../streaming/query.js";
+import { CLOSE, StreamSession } from "../streaming/session.js";
+import { ErrorBody, type RouteDoc } from "./routeDoc.js";
+
+export const STREAM_PATH = "/v1/transcribe::streaming"; // `::` is a literal colon for Fastify
+
+export const streamingDocs: RouteDoc[] = [
+  {
+    method: "get",
+    path: STREAM_PATH,
+    summary:
+      "Streaming recognition over WebSocket (extension, docs/streaming.md): binary audio frames and the text frame EOS in, JSON answers out",
+    auth: true,
+    query: z.object(StreamQuerySchema.in.shape),
+    responses: { 101: { description: "Switching to the WebSocket protocol" } },
+    errors: ["H0001", "H0002", "A0002"],
+    errorBody: ErrorBody,
+  },
+];
+
+declare module "fastify" {
+  interface FastifyRequest {
+    stream: { query: StreamQuery; expiresAt: number } | null;
+  }
+}
+
+export async function streamingRoutes(app: FastifyInstance): Promise<void> {
+  const { config, tokens, store } = app.sori;
+  const limits = config.stream;
+  const models = loadModelRegistry(config.modelsDir, config.modelsFile);
+  const engines = new StreamEngines(limits.engines, config.python, (line) => app.log.debug({ engine: line }));
+  let open = 0;
+  app.addHook("onClose", async () => engines.stop());
+  app.decorateRequest("stream", null);
+  await app.register(websocket, { options: { maxPayload: limits.maxFrameBytes } });
+
+  async function admit(req: FastifyRequest): Promise<void> {
+    const header = req.headers.authorization;
+    const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i.exec(header.trim()) : null;
+    if (!match) throw new ApiError("H0002", "missing or malformed Authorization header (Bearer <token>)");
+    const claims = await tokens.claims(match[1]!);
+    const client = claims ? await getClient(store, claims.clientId) : undefined;
+    if (!claims || !client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
+    const query = parseStreamQuery(req.query);
+    if (!query.ok) throw new ApiError("H0001", query.msg);
+    if (open >= limits.sessions) {
+      throw new ApiError(
+        "A0002",
+        `this server runs at most ${limits.sessions} streaming sessions at once; try again later`,
+      );
+    }
+    req.client = client;
+    req.stream = { query: query.value, expiresAt: claims.exp * 1000 };
+  }
+
+  app.get(STREAM_PATH, { websocket: true, preValidation: admit }, (socket, req) => {
+    const admitted = req.stream;
+    if (!admitted) {
+      socket.close(CLOSE.internal, "not admitted"); // cannot happen: preValidation either admits or refuses
+      return;
+    }
+    open++;
+    recordStreamSession(1);
+    const slot = engines.acquire();
+    const id = randomBytes(12).toString("base64url");
+    let closed = false;
+    const session = new StreamSession(id, admitted.query, {
+      engine: slot.engine,
+      models,
+      limits: { maxS: limits.maxS, idleS: limits.idleS, interimMs: limits.interimMs },
+      tokenExpiresAt: admitted.expiresAt,
+      io: {
+        send: (answer) => {
+          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(answer));
+        },
+        close: (code, reason) => {
+          if (!closed) socket.close(code, reason);
+          closed = true;
+        },
+      },
+      onEnd: (code) => {
+        open--;
+        slot.release();
+        recordStreamSession(-1, code === CLOSE.normal ? "completed" : String(code));
+      },
+      log: (msg, err) => req.log.warn({ err }, msg),
+    });
+    socket.on("message", (data, isBinary) => {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      if (isBinary) session.onAudio(buf);
+      else session.onText(buf.toString("utf8"));
+    });
+    socket.on("close", () => {
+      closed = true;
+      session.onClosed();
+    });
+    // ws closes with 1009 on a frame over maxPayload and emits this error; the close handler above cleans up.
+    socket.on("error", (err) => req.log.info({ err: err.message }, "stream connection error"));
+  });
+}
