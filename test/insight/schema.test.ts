@@ -117,13 +117,14 @@ describe("insight output validation", () => {
   });
 
   it("a backend error or no backend gives insight [] with a reason", async () => {
-    assert.deepEqual(
-      (await insightForJob({ utterances: KO, language: "ko" }, scripted([new Error("down"), new Error("down")]), 5000))
-        .insight,
-      [],
+    const down = await insightForJob(
+      { utterances: KO, language: "ko" },
+      scripted([new Error("down"), new Error("down")]),
+      5000,
     );
+    assert.deepEqual([down.insight, down.reason], [[], "backend_error"]);
     const none = await insightForJob({ utterances: KO, language: "ko" }, null, 5000);
-    assert.deepEqual(none, { insight: [], error: "no insight model is configured" });
+    assert.deepEqual(none, { insight: [], error: "no insight model is configured", reason: "not_configured" });
   });
 
   it("puts the language, prompt, keywords and transcript in the last message; system and examples never change", () => {
@@ -193,7 +194,7 @@ describe("insight output validation", () => {
     const alive = setTimeout(() => {}, 5000); // AbortSignal.timeout's timer alone does not keep the test process up
     const r = await insightForJob({ utterances: KO, language: "ko" }, slow, 50);
     clearTimeout(alive);
-    assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
+    assert.deepEqual(r, { insight: [], error: "insight generation timed out", reason: "timeout" });
   });
 
   it("a backend that ignores the abort (llama.cpp in the middle of a batch) never holds the job past its limit", async () => {
@@ -213,7 +214,7 @@ describe("insight output validation", () => {
     const t0 = Date.now();
     const r = await insightForJob({ utterances: KO, language: "ko" }, deaf, 100);
     const waited = Date.now() - t0;
-    assert.deepEqual(r, { insight: [], error: "insight generation timed out" });
+    assert.deepEqual(r, { insight: [], error: "insight generation timed out", reason: "timeout" });
     assert.ok(waited < 600, `waited ${waited} ms for a 100 ms limit`);
     assert.equal(finished, false);
   });
