@@ -23,13 +23,13 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
+import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { Engine } from "../src/engine/client.js";
 import { loadModelRegistry } from "../src/engine/models.js";
-import { parseJobConfig } from "../src/domain/jobConfig.js";
 import { runPipeline } from "../src/pipeline/run.js";
+import { levenshtein } from "../src/text/editDistance.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
-import { levenshtein } from "../src/text/editDistance.js";
 import { ROOT, TESTDATA } from "./paths.js";
 
 /** Proper nouns and rare words taken from the shared references, per language. */

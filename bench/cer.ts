@@ -3,9 +3,9 @@
 // corpus level and as the mean of per-file rates; and the ko/ja rows of ../shared/testdata/MANIFEST.tsv.
 import fs from "node:fs";
 import path from "node:path";
+import { levenshtein } from "../src/text/editDistance.js";
 import { runOnString } from "../src/text/edits.js";
 import { itnEdits } from "../src/text/itn.js";
-import { levenshtein } from "../src/text/editDistance.js";
 
 export const exactForm = (s: string): string[] => [...s.normalize("NFC").replace(/\s+/gu, " ").trim()];
 export const normalForm = (s: string, lang: string): string[] => {

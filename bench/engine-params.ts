@@ -7,8 +7,8 @@
 //
 //   npx tsx bench/engine-params.ts '{"model_name":"sommers","language":"ko","domain":"CALL"}' '{"language":"en"}'
 import { loadConfig } from "../src/config.js";
-import { type JobConfig, parseJobConfig } from "../src/domain/jobConfig.js";
 import { InvalidInput } from "../src/domain/errors.js";
+import { type JobConfig, parseJobConfig } from "../src/domain/jobConfig.js";
 import { loadModelRegistry } from "../src/engine/models.js";
 import { engineParams } from "../src/pipeline/run.js";
 

@@ -12,10 +12,11 @@
 //
 // `--state kept` (default) uses the configured SORI_INSIGHT_STATE_DIR (beside the model), as a restart does;
 // `--state fresh` points it at an empty folder, as the first start after `make install` does.
+
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { authenticate, read, submit } from "../test/helpers/api.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";

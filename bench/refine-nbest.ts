@@ -23,11 +23,11 @@ import { loadModelRegistry } from "../src/engine/models.js";
 import type { RefineDecode, RefineResult } from "../src/engine/refineProtocol.js";
 import { languageName } from "../src/insight/prompt.js";
 import { runPipeline } from "../src/pipeline/run.js";
-import { lmScores } from "./refine/lmScore.js";
-import { DEFAULT_RESCORE, rescoreNBest, type ScoredText } from "./refine/nbest.js";
 import { applyRefinement, finalText, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { manifest, normalEdits, Tally } from "./cer.js";
 import { TESTDATA } from "./paths.js";
+import { lmScores } from "./refine/lmScore.js";
+import { DEFAULT_RESCORE, rescoreNBest, type ScoredText } from "./refine/nbest.js";
 
 const { values: args } = parseArgs({
   options: {

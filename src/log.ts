@@ -1,7 +1,7 @@
 // Structured JSON logs (pino). Tokens and secrets are never logged: the Authorization header, cookies and every
 // field named like a credential are redacted, at the top level and one level down (pino's `*` matches one key).
 // Job log lines carry `job_id` and `client_id` (docs/observability.md).
-import { pino, type DestinationStream, type Logger } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 
 const SECRET_KEYS = [
   "client_secret",

@@ -1,25 +1,25 @@
 // Wires the parts together for `sori serve` and `sori worker`, and shuts them down in order on a signal.
 import { hostname } from "node:os";
 import type { Logger } from "pino";
+import { RateLimiter } from "./api/rateLimit.js";
 import { buildServer } from "./api/server.js";
+import { loadSigningKey, tokenIssuer } from "./auth/tokens.js";
 import { CallbackSender } from "./callbacks/sender.js";
 import { loadCallbackKey } from "./callbacks/sign.js";
-import { RateLimiter } from "./api/rateLimit.js";
-import { loadSigningKey, tokenIssuer } from "./auth/tokens.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
-import { refinerFromConfig } from "./refine/refiner.js";
 import { loadModelRegistry } from "./engine/models.js";
+import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
-import { Worker } from "./jobs/worker.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
+import { Worker } from "./jobs/worker.js";
+import { startOpsServer } from "./metrics/server.js";
+import { refinerFromConfig } from "./refine/refiner.js";
 import { openBlobStore } from "./storage/blobs/index.js";
 import { sweepSpool } from "./storage/blobs/spool.js";
 import { listClients } from "./storage/clients.js";
 import { openStore, type Store } from "./storage/db.js";
 import { StoreRateLimiter } from "./storage/rateBuckets.js";
-import { startOpsServer } from "./metrics/server.js";
 
 export interface Running {
   address: string | null;

@@ -4,9 +4,9 @@
 //
 //   npx tsx bench/refine/changes.ts /tmp/sori-refine-nbest/amr-n5/en-10.json en
 import fs from "node:fs";
-import type { RefineResult } from "../../src/engine/refineProtocol.js";
-import type { Utterance } from "../../src/domain/utterance.js";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
+import type { Utterance } from "../../src/domain/utterance.js";
+import type { RefineResult } from "../../src/engine/refineProtocol.js";
 import { applyRefinement } from "../../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../../src/refine/select.js";
 import { normalEdits } from "../cer.js";

@@ -3,7 +3,7 @@
 // language-model score (an LLM's mean token log-probability of the text after its context), and the current text
 // scored the same two ways. The winner maximises acoustic + lambda * lm; it replaces the current text only when it
 // wins by more than the margin and is about as long (a text that stops early scores well per token).
-import { type SelectOptions, letters } from "../../src/refine/select.js";
+import { letters, type SelectOptions } from "../../src/refine/select.js";
 
 export interface ScoredText {
   text: string;

@@ -387,7 +387,7 @@ def _fold_small(emb: np.ndarray, labels: np.ndarray, min_size: float) -> np.ndar
     """Merge clusters with fewer than min_size windows into the nearest large cluster (by centroid)."""
     labels = labels.copy()
     ids, counts = np.unique(labels, return_counts=True)
-    big = [i for i, c in zip(ids, counts) if c >= min_size]
+    big = [i for i, c in zip(ids, counts, strict=True) if c >= min_size]
     if not big:
         big = [ids[int(np.argmax(counts))]]
     centroids = np.stack([emb[labels == b].mean(axis=0) for b in big])
@@ -404,7 +404,7 @@ def frame_labels(
 ) -> np.ndarray:
     """A speaker per 10 ms frame (-1: not speech). Votes are weighted towards each window's centre."""
     votes = np.zeros((n_frames, max(k, 1)), dtype=np.float32)
-    for (s, e), lab in zip(windows, labels):
+    for (s, e), lab in zip(windows, labels, strict=True):
         length = e - s
         w = np.hanning(length + 2)[1:-1] if length > 2 else np.ones(length)
         votes[s:e, lab] += w[: max(0, min(e, n_frames) - s)]
@@ -452,7 +452,7 @@ def smooth(labels: np.ndarray, min_turn_frames: int) -> np.ndarray:
     for _ in range(1000):  # bounded: each pass removes at least one short run
         runs = _runs(labels)
         candidates = []
-        for i, (s, e, lab) in enumerate(runs):
+        for i, (s, e, _lab) in enumerate(runs):
             if e - s >= min_turn_frames:
                 continue
             left = runs[i - 1] if i > 0 and runs[i - 1][1] == s else None
@@ -525,7 +525,7 @@ def embed_samples(
 
 def _bool_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
-    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def speech_segments(
@@ -610,7 +610,7 @@ def local_clusters(labels: np.ndarray, local: np.ndarray) -> dict[int, int]:
         return out
     pairs, counts = np.unique(np.stack([local[ok], labels[ok]]), axis=1, return_counts=True)
     best: dict[int, int] = {}
-    for (code, lab), c in zip(pairs.T.tolist(), counts.tolist()):
+    for (code, lab), c in zip(pairs.T.tolist(), counts.tolist(), strict=True):
         if c > best.get(code, 0):
             best[code], out[code] = c, lab
     return out
@@ -661,7 +661,7 @@ def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) ->
     raw = [(t.start, t.end, t.speaker) for t in turns_from_labels(labels)]
     # turns_from_labels renumbered its labels by first appearance: map the overlap labels the same way
     order: dict[int, int] = {}
-    for s, e, lab in _runs(labels):
+    for _s, _e, lab in _runs(labels):
         order.setdefault(lab, len(order))
     for s, e, lab in extra:
         order.setdefault(lab, len(order))

@@ -36,7 +36,7 @@ class KeepTailPipeline(BatchedInferencePipeline):
         encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
         segmented_outputs = []
         segment_sizes = []
-        for chunk_metadata, output in zip(chunks_metadata, outputs):
+        for chunk_metadata, output in zip(chunks_metadata, outputs, strict=False):
             duration = chunk_metadata["duration"]
             segment_size = int(np.ceil(duration) * self.model.frames_per_second)
             segment_sizes.append(segment_size)

@@ -202,7 +202,7 @@ def pieces(seg: Segment) -> list[Piece]:
     total = sum(sizes) or 1
     out, pos = [], 0
     span = seg.end - seg.start
-    for token, size in zip(tokens, sizes):
+    for token, size in zip(tokens, sizes, strict=True):
         a = seg.start + span * pos / total
         pos += size
         out.append(Piece(token, a, seg.start + span * pos / total, None))

@@ -175,7 +175,9 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
         out.append(
             {
                 "current_score": scores[0],
-                "hypotheses": [{"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:])],
+                "hypotheses": [
+                    {"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:], strict=True)
+                ],
             }
         )
         previous_text = span.text

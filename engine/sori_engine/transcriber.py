@@ -423,7 +423,9 @@ def _decode_batched(
     out: list[FwSegment] = []
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
-        for chunk, segs in zip(chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0)):
+        for chunk, segs in zip(
+            chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0), strict=True
+        ):
             out.extend(segs)
             ends = [fw.end for fw in segs if fw.text.strip()]
             if not ends:  # nothing recognizable in it: decoding it again would only repeat that
@@ -495,7 +497,7 @@ def _decode_once(
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
     out: list[list[FwSegment]] = []
-    for chunk, (a, b), segs in zip(chunks, clips, per_clip):
+    for chunk, (a, b), segs in zip(chunks, clips, per_clip, strict=True):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
             segs = [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):

@@ -34,7 +34,7 @@ def _read(testdata: Path, name: str) -> np.ndarray:
 def _windows(testdata: Path) -> np.ndarray:
     """Our mean-normalised fbank of the reference windows."""
     out = []
-    for name, start in zip(REF["window_files"], REF["window_starts"]):
+    for name, start in zip(REF["window_files"], REF["window_starts"], strict=True):
         s = round(float(start) * SR)
         f = fbank(_read(testdata, str(name))[s : s + round(1.5 * SR)])
         out.append(f - f.mean(axis=0))
@@ -61,7 +61,7 @@ def test_segmentation_matches_pytorch(testdata: Path) -> None:
     chunks = np.stack(
         [
             _read(testdata, str(name))[round(float(t) * SR) : round(float(t) * SR) + 160000]
-            for name, t in zip(REF["chunk_files"], REF["chunk_starts"])
+            for name, t in zip(REF["chunk_files"], REF["chunk_starts"], strict=True)
         ]
     )
     logp = segmentation_model(locate(SEGMENTATION))(chunks)

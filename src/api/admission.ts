@@ -2,8 +2,8 @@
 // endpoint): 429 A0002 for too many jobs in progress, 429 A0001 for the audio quota, then the job row itself.
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { ApiError } from "../errors.js";
 import type { JobConfig } from "../domain/jobConfig.js";
+import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
 

@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { dummySecretHash, verifySecret } from "../auth/secrets.js";
 import { ApiError } from "../errors.js";
-import { getClient } from "../storage/clients.js";
 import type { ClientRow } from "../storage/clients.js";
+import { getClient } from "../storage/clients.js";
 import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
 
 const Credentials = z

@@ -1,7 +1,7 @@
 // GET /v1/callbacks/secret: the caller's callback signing secret (docs/extras.md), to verify X-Sori-Signature.
 import type { FastifyInstance } from "fastify";
-import { callbackSecret, loadCallbackKey } from "../callbacks/sign.js";
 import { z } from "zod";
+import { callbackSecret, loadCallbackKey } from "../callbacks/sign.js";
 import { requireClient } from "./auth.js";
 import { ErrorBody, type RouteDoc } from "./routeDoc.js";
 

@@ -1,6 +1,7 @@
 // What the route plugins share: decorated onto the Fastify instance once at start-up.
-import type { Config } from "../config.js";
+
 import type { TokenIssuer } from "../auth/tokens.js";
+import type { Config } from "../config.js";
 import type { Engine } from "../engine/client.js";
 import type { BlobStore } from "../storage/blobs/index.js";
 import type { ClientRow } from "../storage/clients.js";

@@ -3,8 +3,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError } from "../errors.js";
-import { readJobConfig, readResults } from "../storage/stored.js";
 import { CONTENT_TYPES, EXPORT_FORMATS, renderExport } from "../export/formats.js";
+import { readJobConfig, readResults } from "../storage/stored.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
 import { ErrorBody, type RouteDoc, Text } from "./routeDoc.js";

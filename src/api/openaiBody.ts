@@ -1,9 +1,9 @@
 // OpenAI's transcription answers (docs/extras.md): the bodies of each response_format for a completed job, and the
 // error shape, with their schemas for the OpenAPI document. Pure functions of the utterances.
 import { z } from "zod";
+import type { Utterance } from "../domain/utterance.js";
 import type { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
-import type { Utterance } from "../domain/utterance.js";
 import { ErrorBody, Int } from "./routeDoc.js";
 
 export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;

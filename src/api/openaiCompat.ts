@@ -8,9 +8,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
+import { parseJobConfig } from "../domain/jobConfig.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
-import { parseJobConfig } from "../domain/jobConfig.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
@@ -18,8 +18,8 @@ import { requireClient } from "./auth.js";
 import { toApiError } from "./errorMapping.js";
 import {
   OPENAI_FORMATS,
-  type OpenAiFormat,
   OpenAiError,
+  type OpenAiFormat,
   OpenAiJson,
   OpenAiVerbose,
   openAiBody,

@@ -2,16 +2,17 @@
 // public clients (livekit-plugins-rtzr, pipecat-rtzr). Routed only when SORI_STREAM_SESSIONS > 0. Everything that
 // can be refused before the upgrade is refused as HTTP with the spec's `{"code","msg"}` body (the clients map the
 // handshake's status: 400, 401, 429); what happens after it ends with an error answer and a close code.
+
+import { randomBytes } from "node:crypto";
 import websocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
 import { recordStreamSession } from "../metrics/index.js";
 import { getClient } from "../storage/clients.js";
 import { StreamEngines } from "../streaming/pool.js";
-import { parseStreamQuery, StreamQuerySchema, type StreamQuery } from "../streaming/query.js";
+import { parseStreamQuery, type StreamQuery, StreamQuerySchema } from "../streaming/query.js";
 import { CLOSE, StreamSession } from "../streaming/session.js";
 import { ErrorBody, type RouteDoc } from "./routeDoc.js";
 

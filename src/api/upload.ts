@@ -7,8 +7,8 @@ import fs from "node:fs";
 import { pipeline } from "node:stream/promises";
 import type { FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
-import { assertPartReadable, isTruncatedBodyError } from "./partStream.js";
 import { spoolPath } from "../storage/blobs/spool.js";
+import { assertPartReadable, isTruncatedBodyError } from "./partStream.js";
 
 export interface SpooledFile {
   path: string;

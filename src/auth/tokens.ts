@@ -1,7 +1,7 @@
 // Access tokens: JWTs signed with HS256 by a server key that is created on first start and kept in the data dir
 // (mode 0600). Verification pins the algorithm, issuer and audience, so alg=none and algorithm confusion fail.
 import { randomBytes } from "node:crypto";
-import { SignJWT, jwtVerify } from "jose";
+import { jwtVerify, SignJWT } from "jose";
 import { loadKeyFile } from "./keyFile.js";
 
 const ISSUER = "sori";

@@ -8,11 +8,11 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import type { Logger } from "pino";
-import { readJobConfig } from "../storage/stored.js";
 import { getClient } from "../storage/clients.js";
 import type { Store } from "../storage/db.js";
 import { getJob } from "../storage/jobs.js";
-import { callbackSecret, signatureHeader, SIGNATURE_HEADER } from "./sign.js";
+import { readJobConfig } from "../storage/stored.js";
+import { callbackSecret, SIGNATURE_HEADER, signatureHeader } from "./sign.js";
 import { isPrivateAddress } from "./ssrf.js";
 
 export interface CallbackOptions {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { hashSecret, newClientId, newClientSecret } from "../auth/secrets.js";
 import { loadConfig } from "../config.js";
-import { insertClient, listClients, updateClient, type ClientUpdate } from "../storage/clients.js";
+import { type ClientUpdate, insertClient, listClients, updateClient } from "../storage/clients.js";
 import { openStore, type Store } from "../storage/db.js";
 
 const num = (v: string): number => {

@@ -1,6 +1,6 @@
 // The `sori` command line: serve, worker, clients, transcribe, submit, insight.
 import { Command, InvalidArgumentError } from "commander";
-import { loadConfig, type Config } from "../config.js";
+import { type Config, loadConfig } from "../config.js";
 import { createLogger } from "../log.js";
 import { start } from "../main.js";
 import { clientsCommand } from "./clients.js";

@@ -6,18 +6,18 @@ import fs from "node:fs";
 import path from "node:path";
 import cliProgress from "cli-progress";
 import { Command } from "commander";
+import { toApiError } from "../api/errorMapping.js";
+import { completedBody } from "../api/readResponse.js";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
 import { loadConfig } from "../config.js";
+import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
+import { parseJobConfig } from "../domain/jobConfig.js";
 import { Engine } from "../engine/client.js";
 import { loadModelRegistry } from "../engine/models.js";
-import { toApiError } from "../api/errorMapping.js";
-import { completedBody } from "../api/readResponse.js";
-import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { isApiError } from "../errors.js";
-import { parseJobConfig } from "../domain/jobConfig.js";
-import { toFailure } from "../jobs/failure.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "../insight/index.js";
+import { toFailure } from "../jobs/failure.js";
 import { runJobPipeline } from "../pipeline/job.js";
 
 export function transcribeCommand(): Command {

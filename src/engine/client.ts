@@ -1,16 +1,16 @@
 // Spawns the Python engine (`python -m sori_engine`) and speaks its JSON-lines protocol (docs/engine.md).
 // One engine serves one worker, one request at a time. If the process dies, the request in flight fails with
 // `engine_crashed` and the next request starts a fresh process.
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { projectRoot } from "../config.js";
 import {
-  EngineError,
   type DiarizeParams,
-  type EngineCheckpoint,
   type DiarizeResult,
+  type EngineCheckpoint,
+  EngineError,
   type ProbeResult,
   type TranscribeParams,
   type TranscribeResult,

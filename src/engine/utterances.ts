@@ -1,7 +1,8 @@
 // The engine's segments (seconds) → the API's utterances (integer milliseconds): the first step after recognition,
 // shared by the pipeline and diarization.
-import type { Utterance, Word } from "../domain/utterance.js";
+
 import { fromWhisperLanguage } from "../domain/languages.js";
+import type { Utterance, Word } from "../domain/utterance.js";
 import type { EngineSegment } from "./protocol.js";
 
 const ms = (s: number): number => Math.max(0, Math.round(s * 1000));

@@ -1,6 +1,6 @@
 // A completed transcript as SRT, WebVTT or plain text. Pure functions of the utterances; the cue rules are in
 // cues.ts. Speaker labels appear when the job was diarized (or multi-channel: then they name channels).
-import { buildCues, DEFAULT_CUE_RULES, type Cue, type CueRules, type CueSource } from "./cues.js";
+import { buildCues, type Cue, type CueRules, type CueSource, DEFAULT_CUE_RULES } from "./cues.js";
 
 export const EXPORT_FORMATS = ["srt", "vtt", "txt"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

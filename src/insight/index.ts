@@ -6,17 +6,17 @@
 import type { Config } from "../config.js";
 import type { Utterance } from "../domain/utterance.js";
 import type { LlmBackend, SharedPrompt } from "./backend.js";
+import { compactLines } from "./compact.js";
 import { LocalLlm, type LocalLlmOptions } from "./local.js";
 import { OpenAiLlm } from "./openai.js";
-import { compactLines } from "./compact.js";
 import { buildNotesPrompt, buildPrompt, type ChatPrompt } from "./prompt.js";
 import {
   dominantLanguage,
   InsightError,
-  parseInsight,
-  parseNotes,
   type InsightFailure,
   type InsightItem,
+  parseInsight,
+  parseNotes,
 } from "./schema.js";
 import { splitWindows } from "./windows.js";
 
@@ -128,8 +128,8 @@ async function generate(req: InsightRequest, llm: LlmBackend, signal: AbortSigna
   );
 }
 
-export { InsightError, type InsightFailure, type InsightItem } from "./schema.js";
 export type { LlmBackend } from "./backend.js";
+export { InsightError, type InsightFailure, type InsightItem } from "./schema.js";
 
 /**
  * The `results.insight` value of a completed job: `[item]`, or `[]` when generation failed or no LLM is

@@ -16,8 +16,8 @@ import type { TaskKind } from "../storage/schema.js";
 import { KINDS } from "../storage/taskKinds.js";
 import { TaskCheckpoints } from "./checkpoints.js";
 import { hidePaths, TaskFailed } from "./failure.js";
-import { claimTasks, completeTask, failTask, reapExpired, releaseTask, renewLease, type Lease } from "./queue.js";
-import { taskDefinitions, type TaskDefinition } from "./tasks/index.js";
+import { claimTasks, completeTask, failTask, type Lease, reapExpired, releaseTask, renewLease } from "./queue.js";
+import { type TaskDefinition, taskDefinitions } from "./tasks/index.js";
 import { notifyJobQueued } from "./wakeup.js";
 
 export interface WorkerDeps {

@@ -5,9 +5,9 @@ import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
 import { z } from "zod";
 import type { Engine } from "../engine/client.js";
+import type { Store } from "../storage/db.js";
 import { registry } from "./index.js";
 import { refreshQueueDepth } from "./queue.js";
-import type { Store } from "../storage/db.js";
 
 export interface HealthOptions {
   store: Store;

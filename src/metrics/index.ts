@@ -8,16 +8,16 @@ import {
   jobDuration,
   jobQueueWait,
   realTimeFactor,
+  type Stage,
   stageDuration,
   streamAudioSeconds,
   streamLatency,
   streamSessions,
   streamSessionsTotal,
-  type Stage,
 } from "./registry.js";
 
-export { registry } from "./registry.js";
 export type { Stage } from "./registry.js";
+export { registry } from "./registry.js";
 
 /** Runs one pipeline stage and records its wall time, whether it succeeds or throws. */
 export async function timeStage<T>(stage: Stage, fn: () => Promise<T> | T): Promise<T> {

@@ -2,7 +2,7 @@
 // the HTTP error handler record into it with plain function calls, and GET /metrics renders it.
 // No label ever carries a client id, job id or any job content: labels are fixed, small sets (kind, state,
 // stage, outcome, code), so the exposition is safe to scrape without a token and its cardinality stays bounded.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });

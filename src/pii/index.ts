@@ -7,7 +7,7 @@
 import { createHmac } from "node:crypto";
 import type { PiiOptions, PiiType } from "../domain/pii.js";
 import type { Utterance } from "../domain/utterance.js";
-import { applyEdits, applyEditsToString, joinTokens, type Edit } from "../text/edits.js";
+import { applyEdits, applyEditsToString, type Edit, joinTokens } from "../text/edits.js";
 import { toTokens } from "../text/index.js";
 import { detectPii } from "./detect.js";
 import type { Span } from "./span.js";

@@ -5,7 +5,7 @@
 // first, so "공일공 일이삼사 오육칠팔 이 번호요" masks the phone number and not the 이 ("this") after it.
 import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn } from "./checks.js";
 import { cueBefore } from "./cues.js";
-import { digitRuns, type DigitUnit } from "./digits.js";
+import { type DigitUnit, digitRuns } from "./digits.js";
 import type { Span } from "./span.js";
 
 type NumberType = "phone" | "card" | "account" | "national_id";

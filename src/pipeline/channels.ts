@@ -1,11 +1,12 @@
 // Pipeline stage for `use_multi_channel`: each channel of the file is transcribed on its own (the engine decodes
 // one channel when given `channel`), its utterances get `spk` = the channel index, and all channels' utterances
 // are merged in time order. Diarization does not apply: a channel is a speaker (one party of a call per channel).
+
+import type { Utterance } from "../domain/utterance.js";
 import type { Engine } from "../engine/client.js";
 import { EngineError, type TranscribeParams } from "../engine/protocol.js";
-import type { Utterance } from "../domain/utterance.js";
 import { toUtterances } from "../engine/utterances.js";
-import { resumable, type Checkpoints } from "./checkpoints.js";
+import { type Checkpoints, resumable } from "./checkpoints.js";
 
 /** More channels than this is not a call or meeting recording; refused rather than transcribed N times. */
 export const MAX_CHANNELS = 8;

@@ -3,9 +3,9 @@
 // `insight: []` and the transcription completes all the same (docs/enterprise.md). With `use_pii_redaction`
 // (docs/pii.md) the utterances are redacted before insight reads them, and the insight is checked again after.
 import { insightForJob, type LlmBackend } from "../insight/index.js";
-import { redactText } from "../pii/index.js";
 import { recordInsightFailure, timeStage } from "../metrics/index.js";
-import { jobRedaction, runPipeline, type JobResults, type PipelineDeps, type PipelineInput } from "./run.js";
+import { redactText } from "../pii/index.js";
+import { type JobResults, jobRedaction, type PipelineDeps, type PipelineInput, runPipeline } from "./run.js";
 
 export interface JobPipelineDeps extends PipelineDeps {
   /** The insight LLM (null: none configured, so a job that asks for insight gets `[]`) and its time budget. */

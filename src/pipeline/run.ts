@@ -1,19 +1,20 @@
 // The whole pipeline of one job, as plain data in → plain data out: config + audio file → the `results` body.
 // The worker and `sori transcribe` both reach it through runJobPipeline (job.ts); neither knows what the stages are.
-import type { Engine } from "../engine/client.js";
+
+import { randomBytes } from "node:crypto";
+import { speakerUtterances } from "../diarization/index.js";
+import { isFixedLanguage, type JobConfig, piiOptions } from "../domain/jobConfig.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
+import type { Utterance } from "../domain/utterance.js";
+import type { Engine } from "../engine/client.js";
 import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
-import { randomBytes } from "node:crypto";
-import { resumable, type Checkpoints } from "./checkpoints.js";
-import { isFixedLanguage, piiOptions, type JobConfig } from "../domain/jobConfig.js";
-import { redactUtterances, type Redaction } from "../pii/index.js";
-import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
-import { speakerUtterances } from "../diarization/index.js";
-import { transcribeChannels } from "./channels.js";
-import type { Utterance } from "../domain/utterance.js";
 import { toUtterances } from "../engine/utterances.js";
 import { timeStage } from "../metrics/index.js";
+import { type Redaction, redactUtterances } from "../pii/index.js";
+import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
+import { transcribeChannels } from "./channels.js";
+import { type Checkpoints, resumable } from "./checkpoints.js";
 
 export interface PipelineInput {
   config: JobConfig;

@@ -4,15 +4,15 @@
 // it scores clearly better (select.ts). Times, speakers and languages are kept as
 // they are; the text options the job asked for (ITN, filters) are applied to a replacement as to the base text.
 import type { Config } from "../config.js";
-import type { Engine } from "../engine/client.js";
-import { toWhisperLanguage } from "../domain/languages.js";
-import type { ModelSpec } from "../engine/protocol.js";
 import type { JobConfig } from "../domain/jobConfig.js";
+import { toWhisperLanguage } from "../domain/languages.js";
 import type { Utterance } from "../domain/utterance.js";
-import { applyTextOptions, filterRemovesWords } from "../text/index.js";
+import type { Engine } from "../engine/client.js";
+import type { ModelSpec } from "../engine/protocol.js";
 import type { RefineDecode, RefineParams, RefineResult } from "../engine/refineProtocol.js";
+import { applyTextOptions, filterRemovesWords } from "../text/index.js";
 import { takesNeighbourWords } from "./neighbours.js";
-import { DEFAULT_SELECT, selectHypothesis, type SelectOptions } from "./select.js";
+import { DEFAULT_SELECT, type SelectOptions, selectHypothesis } from "./select.js";
 
 export interface RefinerSettings {
   model: ModelSpec;

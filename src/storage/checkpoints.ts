@@ -1,7 +1,7 @@
 // A task's checkpoints (migration 007): the engine's per-window progress of the task's current work, written as it
 // comes and read back by the next attempt. Writes are fenced like every task write (src/jobs/queue.ts): a worker
 // that no longer holds the task's lease adds nothing.
-import { sql, type Kysely, type Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { Store } from "./db.js";
 import type { Database } from "./schema.js";
 

@@ -3,9 +3,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import Sqlite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from "kysely";
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
-import type { Database } from "./schema.js";
 import * as m001 from "./migrations/001_initial.js";
 import * as m002 from "./migrations/002_refinement.js";
 import * as m003 from "./migrations/003_extras.js";
@@ -13,6 +12,7 @@ import * as m004 from "./migrations/004_blobs.js";
 import * as m005 from "./migrations/005_tasks.js";
 import * as m006 from "./migrations/006_rate_limits.js";
 import * as m007 from "./migrations/007_checkpoints.js";
+import type { Database } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
 

@@ -1,8 +1,9 @@
 // A client's jobs, newest first with keyset pagination on seq, and deleting one job's audio and results.
-import { KINDS } from "./taskKinds.js";
+
 import type { Store } from "./db.js";
-import { selectJobs, toJobRow, type JobRow } from "./jobs.js";
+import { type JobRow, selectJobs, toJobRow } from "./jobs.js";
 import type { JobState } from "./schema.js";
+import { KINDS } from "./taskKinds.js";
 
 export interface ListQuery {
   clientId: string;

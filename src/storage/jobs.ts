@@ -1,9 +1,9 @@
 // Job records: creation at submit (with the job's transcribe task), reads for the API, and the aggregates the
 // submit limits need. Task transitions (claim, lease, complete, fail) live in src/jobs/queue.ts.
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Store } from "./db.js";
+import type { Database, JobState, JobsTable, RefineStatus, TaskState, TasksTable } from "./schema.js";
 import { KINDS } from "./taskKinds.js";
-import type { Database, JobsTable, JobState, RefineStatus, TaskState, TasksTable } from "./schema.js";
 
 export type TaskRow = Omit<TasksTable, "seq"> & { seq: number };
 

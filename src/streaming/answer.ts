@@ -1,8 +1,9 @@
 // An engine streaming event → the RTZR answer a client reads: `{seq, start_at, duration, final, alternatives}`.
 // The text goes through the batch path's text stages (src/text: disfluency, ITN, keywords, profanity), so a final
 // reads as the same audio's batch transcript would; interims get the same stages (they are cheap).
-import { toUtterances } from "../engine/utterances.js";
+
 import type { StreamEvent } from "../engine/streamProtocol.js";
+import { toUtterances } from "../engine/utterances.js";
 import { applyTextOptions } from "../text/index.js";
 import type { StreamQuery } from "./query.js";
 

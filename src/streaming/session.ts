@@ -7,7 +7,7 @@ import type { ModelRegistry } from "../engine/models.js";
 import type { StreamAudioResult, StreamEvent } from "../engine/streamProtocol.js";
 import { recordStreamAudio, recordStreamLatency } from "../metrics/index.js";
 import { decoderHints } from "../text/index.js";
-import { toAnswer, type StreamAnswer } from "./answer.js";
+import { type StreamAnswer, toAnswer } from "./answer.js";
 import { expandG711 } from "./g711.js";
 import type { StreamQuery } from "./query.js";
 

@@ -4,10 +4,10 @@
 // paragraph splitter regroups the words (or, when it is off, each speaker turn becomes one utterance). docs/text.md describes each stage.
 import type { Utterance, Word } from "../domain/utterance.js";
 import { disfluencyEdits, VERBATIM_PROMPTS } from "./disfluency.js";
-import { applyEdits, joinTokens, type Edit, type Token } from "./edits.js";
+import { applyEdits, type Edit, joinTokens, type Token } from "./edits.js";
 import { itnEdits } from "./itn.js";
 import { keywordEdits } from "./keywords.js";
-import { splitParagraphs, type Run } from "./paragraphs.js";
+import { type Run, splitParagraphs } from "./paragraphs.js";
 import { profanityEdits } from "./profanity.js";
 
 export interface TextOptions {

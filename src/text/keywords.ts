@@ -5,8 +5,8 @@
 // spaces, compares every character window of about the keyword's length. Short keywords are never corrected by
 // similarity (too many near misses among ordinary words).
 import { disassemble } from "es-hangul";
-import type { Edit } from "./edits.js";
 import { levenshtein } from "./editDistance.js";
+import type { Edit } from "./edits.js";
 
 /** Largest edit distance, relative to the keyword's length in the compared units, that counts as a near miss. */
 export const MAX_RELATIVE_DISTANCE = 0.25;

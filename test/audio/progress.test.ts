@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, read, submit } from "../helpers/api.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 // The 26 Korean clips end to end with 1 s gaps (145 s): several batches of chunks, so several progress steps.
 const BUILD = `

@@ -2,15 +2,15 @@
 // appearance; and the utterances the pipeline builds from them.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { EngineSegment, EngineWord } from "../../src/engine/protocol.js";
 import {
   assignSpeakers,
   renumber,
+  type SpeakerTurn,
   speakerAt,
   speakerUtterances,
   wordRuns,
-  type SpeakerTurn,
 } from "../../src/diarization/index.js";
+import type { EngineSegment, EngineWord } from "../../src/engine/protocol.js";
 
 const word = (start: number, end: number, text: string): EngineWord => ({ start, end, text, probability: 0.9 });
 const seg = (words: EngineWord[], language = "ko"): EngineSegment => ({

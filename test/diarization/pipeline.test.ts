@@ -2,10 +2,10 @@
 // utterances come back split by speaker; without use_diarization the engine is never asked to diarize.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import type { Engine } from "../../src/engine/client.js";
 import { defaultRegistry } from "../../src/engine/models.js";
 import type { DiarizeParams, DiarizeResult, TranscribeParams, TranscribeResult } from "../../src/engine/protocol.js";
-import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { runPipeline } from "../../src/pipeline/run.js";
 
 const transcript: TranscribeResult = {

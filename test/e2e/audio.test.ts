@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
 import { assertResembles, normalizedCer, REFERENCES } from "../helpers/cer.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const PYTHON = path.join(ROOT, ".venv", "bin", "python");
 // Lossless formats must give the wav's transcript exactly (same samples after resampling, same VAD, same model);

@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 60 s: several seconds of work
 const SHORT = path.join(TESTDATA, "en/whisper_jfk.flac");

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { INSIGHT_GGUF } from "../../src/config.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
-import { createClient, ROOT, soriSync, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, soriSync, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const CATEGORIES = ["일상", "문의", "업무", "스팸"];
 const KO_FILE = path.join(TESTDATA, "ko/deeply_studioapt_sub100102a00015.wav");

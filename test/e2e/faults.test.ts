@@ -11,8 +11,8 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
-import { pgClusterUnavailable, startPgCluster, type PgCluster } from "../helpers/pgCluster.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { type PgCluster, pgClusterUnavailable, startPgCluster } from "../helpers/pgCluster.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const HALF_MINUTE = path.join(TESTDATA, "multi/pyannote_sample.wav"); // 30 s of speech: seconds of work
 const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 60 s

@@ -11,9 +11,9 @@ import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { loadConfig } from "../../src/config.js";
 import { authenticate, read, submit } from "../helpers/api.js";
-import { createNetLab, netnsUnavailable, startSoriIn, type NetLab } from "../helpers/netns.js";
-import { pgClusterUnavailable, startPgCluster, type PgCluster } from "../helpers/pgCluster.js";
-import { createClient, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createNetLab, type NetLab, netnsUnavailable, startSoriIn } from "../helpers/netns.js";
+import { type PgCluster, pgClusterUnavailable, startPgCluster } from "../helpers/pgCluster.js";
+import { createClient, type SoriProcess, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JOBS = 50;
 // Fewer jobs for the PostgreSQL blob store variant: it adds the blob transfer, not new scheduling behaviour.

@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
-import { createClient, ROOT, startSori, type SoriProcess, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const CLIPS = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"];
 const CONFIG = { model_name: "whisper", language: "en" };

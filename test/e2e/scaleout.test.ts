@@ -13,11 +13,11 @@ import { assertResembles, REFERENCES } from "../helpers/cer.js";
 import { eventuallyDeepEqual } from "../helpers/eventually.js";
 import {
   pgUnavailable,
+  type S3Server,
+  type ScaleOut,
   s3Unavailable,
   startS3,
   startScaleOut,
-  type S3Server,
-  type ScaleOut,
 } from "../helpers/scaleout.js";
 import { TESTDATA } from "../helpers/server.js";
 

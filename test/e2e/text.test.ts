@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 interface Utterance {
   start_at: number;

@@ -11,7 +11,7 @@ import Sqlite from "better-sqlite3";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { manifest, normalizedCer } from "../helpers/cer.js";
 import { eventuallyDeepEqual } from "../helpers/eventually.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const REFS = manifest(TESTDATA);
 // Measured here (whisper-base int8): ko 0.000 and 0.211, ja 0.413, en 0.000.

@@ -8,11 +8,11 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { isPrivateAddress } from "../../src/callbacks/ssrf.js";
 import { verifySignature } from "../../src/callbacks/sign.js";
+import { isPrivateAddress } from "../../src/callbacks/ssrf.js";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { assertDocumented } from "../helpers/documented.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const WHISPER = { model_name: "whisper", language: "detect", language_candidates: ["en"] };

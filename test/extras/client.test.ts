@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { SoriClient, SoriError, type TranscribeConfig } from "@sori/client";
 import { assertResembles, normalizedCer } from "../helpers/cer.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");

@@ -4,12 +4,12 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
-import { buildCues, charLength, DEFAULT_CUE_RULES, type CueSource } from "../../src/export/cues.js";
+import { buildCues, type CueSource, charLength, DEFAULT_CUE_RULES } from "../../src/export/cues.js";
 import { clock, toSrt, toText, toVtt } from "../../src/export/formats.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
 import { assertResembles, REFERENCES } from "../helpers/cer.js";
 import { assertDocumented } from "../helpers/documented.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
 const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 60 s

@@ -6,10 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { claimTasks, completeTask, type Lease } from "../../src/jobs/queue.js";
-import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { deleteJob, listJobs } from "../../src/storage/jobList.js";
 import { countInFlight, getJob, insertJob } from "../../src/storage/jobs.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
 const T = 1_700_000_000_000;

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { assertDocumented } from "../helpers/documented.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");

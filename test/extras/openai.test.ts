@@ -9,7 +9,7 @@ import type { TranscriptionVerbose } from "openai/resources/audio/transcriptions
 import { authenticate, read } from "../helpers/api.js";
 import { assertResembles, normalizedCer } from "../helpers/cer.js";
 import { assertDocumented } from "../helpers/documented.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
 const KO = path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav");

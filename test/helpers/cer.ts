@@ -2,6 +2,7 @@
 import fs from "node:fs";
 
 export { levenshtein } from "../../src/text/editDistance.js";
+
 import { levenshtein } from "../../src/text/editDistance.js";
 
 /** Normalized CER: NFKC, lower case, punctuation and whitespace removed. */

@@ -3,7 +3,7 @@
 // The filesystem stays shared, which is the "shared mount" deployment for audio blobs. Needs root and iproute2.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { startSori, type SoriProcess } from "./server.js";
+import { type SoriProcess, startSori } from "./server.js";
 
 export interface NetHost {
   /** Namespace name, as `ip netns` knows it. */

@@ -1,16 +1,16 @@
 // Building blocks for scale-out tests: a fresh database on the machine's PostgreSQL, a local S3-compatible server
 // (moto, from the dev extra of engine/pyproject.toml), and `sori serve --no-workers` + `sori worker` as separate
 // processes sharing them. Reusable by the multi-host and fault tests.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { freePort } from "./pgCluster.js";
-import { createClient, ROOT, startSori, tempDataDir, type SoriProcess } from "./server.js";
-
 // The PostgreSQL part lives in pgDatabase.ts, so that store tests can use it without loading the AWS SDK.
 import { createPgDatabase, type PgDatabase } from "./pgDatabase.js";
+import { createClient, ROOT, type SoriProcess, startSori, tempDataDir } from "./server.js";
+
 export { createPgDatabase, PG_ADMIN_URL, type PgDatabase, pgUnavailable } from "./pgDatabase.js";
 
 export interface S3Server {

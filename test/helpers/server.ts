@@ -1,5 +1,5 @@
 // Starts the real `sori` CLI (from source, through tsx) in a fresh data dir, for HTTP-level tests.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

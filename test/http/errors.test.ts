@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { authenticate, read, submit } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac"); // 11 s
 const LONG = path.join(TESTDATA, "en/earnings22_1_4482311_3_62.wav"); // 60 s

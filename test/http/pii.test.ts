@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { assertDocumented } from "../helpers/documented.js";
-import { createClient, ROOT, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const AUDIO = path.join(TESTDATA, "ko/deeply_anechoic_sub100120a00053.wav");
 

@@ -1,11 +1,10 @@
 // Whatever an LLM writes, only a valid {title, summary, category} in the transcript's language reaches a response.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { generateInsight, insightForJob, transcriptOf } from "../../src/insight/index.js";
 import type { LlmBackend, LlmRequest } from "../../src/insight/backend.js";
 import { copyRate } from "../../src/insight/copy.js";
+import { generateInsight, insightForJob, transcriptOf } from "../../src/insight/index.js";
 import { buildPrompt } from "../../src/insight/prompt.js";
-import { splitWindows } from "../../src/insight/windows.js";
 import {
   CATEGORIES,
   CATEGORY_LABELS,
@@ -16,6 +15,7 @@ import {
   parseInsight,
   writtenIn,
 } from "../../src/insight/schema.js";
+import { splitWindows } from "../../src/insight/windows.js";
 
 const KO = [
   { start_at: 0, duration: 1000, msg: "겨울 이불을 주문하고 싶은데요. 배송은 언제 되나요?", spk: 0, lang: "ko" },

@@ -15,10 +15,10 @@ import { Worker } from "../../src/jobs/worker.js";
 import { registry } from "../../src/metrics/index.js";
 import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
-import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob } from "../../src/storage/jobs.js";
-import { ROOT, tempDataDir, TESTDATA } from "../helpers/server.js";
+import { insertTestClient } from "../helpers/clients.js";
+import { ROOT, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 // 2.1 s of Korean speech, and the same clip repeated to about two minutes: a decode that takes far longer than the
 // test waits for a lost lease to be noticed.

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { createLogger } from "../../src/log.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 // 2.1 s of Korean speech: the shortest real clip of the shared test data.
 const CLIP = path.join(TESTDATA, "ko", "deeply_studioapt_sub100101a00063.wav");

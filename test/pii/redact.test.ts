@@ -3,12 +3,12 @@
 // filter; and the job config's extension fields.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseJobConfig, piiOptions } from "../../src/domain/jobConfig.js";
 import { InvalidInput } from "../../src/domain/errors.js";
+import { parseJobConfig, piiOptions } from "../../src/domain/jobConfig.js";
 import { PII_TYPES, type PiiType } from "../../src/domain/pii.js";
 import type { Utterance } from "../../src/domain/utterance.js";
 import { isCard, isMyNumber, isRrn, isSsn, luhn } from "../../src/pii/checks.js";
-import { detectPii, redactText, redactUtterances, type Redaction } from "../../src/pii/index.js";
+import { detectPii, type Redaction, redactText, redactUtterances } from "../../src/pii/index.js";
 
 const ALL = new Set<PiiType>(PII_TYPES);
 const found = (text: string): [string, string][] =>

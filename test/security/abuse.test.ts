@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { authenticate, submit } from "../helpers/api.js";
-import { createClient, startSori, unthrottledApiEnv, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, unthrottledApiEnv } from "../helpers/server.js";
 import { rawPost } from "./raw.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");

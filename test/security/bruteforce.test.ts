@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
-import { createClient, startSori, tempDataDir, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
 
 const BURST = 5;
 

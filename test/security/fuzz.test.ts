@@ -9,10 +9,10 @@ import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { toApiError } from "../../src/api/errorMapping.js";
 import { InvalidInput } from "../../src/domain/errors.js";
-import { ERROR_CODES, isApiError } from "../../src/errors.js";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
+import { ERROR_CODES, isApiError } from "../../src/errors.js";
 import { authenticate } from "../helpers/api.js";
-import { createClient, startSori, unthrottledApiEnv, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, unthrottledApiEnv } from "../helpers/server.js";
 import { rawPost } from "./raw.js";
 
 const SEED = 20261121; // fixed for reproducible CI; fast-check prints the seed and path of any failure

@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { authenticate } from "../helpers/api.js";
-import { createClient, startSori, tempDataDir, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString("base64url");
 

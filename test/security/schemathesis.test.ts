@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit } from "../helpers/api.js";
-import { createClient, ROOT, startSori, unthrottledApiEnv, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, unthrottledApiEnv } from "../helpers/server.js";
 
 const ST = path.join(ROOT, ".venv", "bin", "schemathesis");
 const RUN_LIMIT_MS = 80_000;

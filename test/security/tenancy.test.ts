@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { authenticate, submit } from "../helpers/api.js";
 import { createPgDatabase, type PgDatabase } from "../helpers/pgDatabase.js";
-import { createClient, startSori, tempDataDir, TESTDATA, type SoriProcess } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const JFK = path.join(TESTDATA, "en/whisper_jfk.flac");
 const UTTERANCES = [{ start_at: 0, duration: 2000, msg: "alice's secret words", spk: 0, lang: "en" }];

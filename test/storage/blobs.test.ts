@@ -11,20 +11,20 @@ import { loadConfig } from "../../src/config.js";
 import {
   BLOB_KEY,
   BlobNotFoundError,
+  type BlobStore,
   BlobTooLargeError,
   openBlobStore,
-  type BlobStore,
 } from "../../src/storage/blobs/index.js";
 import { CHUNK_BYTES } from "../../src/storage/blobs/postgres.js";
 import { spoolDir } from "../../src/storage/blobs/spool.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import {
   createPgDatabase,
+  type PgDatabase,
   pgUnavailable,
+  type S3Server,
   s3Unavailable,
   startS3,
-  type PgDatabase,
-  type S3Server,
 } from "../helpers/scaleout.js";
 import { tempDataDir } from "../helpers/server.js";
 

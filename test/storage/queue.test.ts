@@ -6,22 +6,21 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import { sweepExpired } from "../../src/jobs/retention.js";
 import type { TaskFailure } from "../../src/jobs/failure.js";
 import {
   claimTasks,
   completeTask,
   failTask,
+  type Lease,
   reapExpired,
   releaseTask,
   renewLease,
-  type Lease,
 } from "../../src/jobs/queue.js";
+import { sweepExpired } from "../../src/jobs/retention.js";
 import type { BlobStore } from "../../src/storage/blobs/index.js";
 import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { getClient, listClients, updateClient } from "../../src/storage/clients.js";
-import { insertTestClient } from "../helpers/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import {
   audioSecondsSince,
@@ -31,6 +30,7 @@ import {
   type JobRow,
   type TaskRow,
 } from "../../src/storage/jobs.js";
+import { insertTestClient } from "../helpers/clients.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
 const T = 1_700_000_000_000; // a fixed "now" for everything that takes one

@@ -1,9 +1,9 @@
 // What the text options ask of the decoder and of the recognizer.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { engineParams } from "../../src/pipeline/run.js";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import { defaultRegistry } from "../../src/engine/models.js";
+import { engineParams } from "../../src/pipeline/run.js";
 
 const params = (config: object) =>
   engineParams(parseJobConfig(JSON.stringify(config)), "/tmp/a.wav", defaultRegistry("/models"), 3600);

@@ -1,8 +1,8 @@
 // Paragraph splitter and the whole text stage over timed words.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applyTextOptions, toTokens, type TextOptions } from "../../src/text/index.js";
 import type { Utterance } from "../../src/domain/utterance.js";
+import { applyTextOptions, type TextOptions, toTokens } from "../../src/text/index.js";
 import { RUN_ON } from "../../src/text/paragraphs.js";
 
 const DEFAULTS: TextOptions = {

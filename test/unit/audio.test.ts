@@ -4,9 +4,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import { toApiError } from "../../src/api/errorMapping.js";
 import { amrDuration, containerDuration } from "../../src/audio/duration.js";
 import { detectFormat, SUPPORTED_FORMATS } from "../../src/audio/format.js";
-import { toApiError } from "../../src/api/errorMapping.js";
 import { UnsupportedAudio } from "../../src/domain/errors.js";
 import { TESTDATA } from "../helpers/server.js";
 

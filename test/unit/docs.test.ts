@@ -8,8 +8,8 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { ConfigSchema } from "../../src/domain/jobConfig.js";
-import { escapeRegExp } from "../../src/text/regex.js";
 import { ENGINE_ERROR_CODES, ERROR_CODES, JOB_FAILURE_CODES, REFINE_ERROR_CODES } from "../../src/errors.js";
+import { escapeRegExp } from "../../src/text/regex.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), "utf8");

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from "jose";
+import { decodeJwt, decodeProtectedHeader, SignJWT, UnsecuredJWT } from "jose";
 import { loadSigningKey, tokenIssuer } from "../../src/auth/tokens.js";
 
 const KEY = new Uint8Array(32).fill(7);

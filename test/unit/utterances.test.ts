@@ -1,8 +1,8 @@
 // Engine segments (float seconds) → API utterances (integer ms), with word timestamps clipped into their utterance.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { EngineSegment, EngineWord } from "../../src/engine/protocol.js";
 import { WHISPER_LANGUAGES } from "../../src/domain/languages.js";
+import type { EngineSegment, EngineWord } from "../../src/engine/protocol.js";
 import { toUtterances } from "../../src/engine/utterances.js";
 
 const seg = (start: number, end: number, text: string, language = "ko", words?: EngineWord[]): EngineSegment => ({

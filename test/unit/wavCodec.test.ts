@@ -5,8 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { toApiError } from "../../src/api/errorMapping.js";
-import { UnsupportedAudio } from "../../src/domain/errors.js";
 import { checkWavCodec, wavCodecTag } from "../../src/audio/wavCodec.js";
+import { UnsupportedAudio } from "../../src/domain/errors.js";
 
 const u16 = (n: number): Buffer => Buffer.from([n & 0xff, n >> 8]);
 const u32 = (n: number): Buffer => {

@@ -1,2 +1,2 @@
-export { SoriClient, SoriError, type AudioInput, type SoriClientOptions, type WaitOptions } from "./client.js";
+export { type AudioInput, SoriClient, type SoriClientOptions, SoriError, type WaitOptions } from "./client.js";
 export type * from "./types.js";

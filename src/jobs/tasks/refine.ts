@@ -1,8 +1,8 @@
 // The refine task (docs/enterprise.md): re-decodes the completed job's utterances with the refiner's settings and
 // records the refined ones beside the base result, which it never touches.
 import { EngineError } from "../../engine/protocol.js";
-import { jobRedaction } from "../../pipeline/run.js";
 import { redactUtterances } from "../../pii/index.js";
+import { jobRedaction } from "../../pipeline/run.js";
 import { refineUtterances } from "../../refine/refiner.js";
 import { readJobConfig, readResults } from "../../storage/stored.js";
 import { TaskFailed, toRefineFailure } from "../failure.js";

@@ -3,9 +3,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { BlobStore } from "./types.js";
-import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
+import { BLOB_KEY, BlobNotFoundError, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
+import type { BlobStore } from "./types.js";
 
 export function localBlobStore(dataDir: string): BlobStore {
   const dir = path.join(dataDir, "blobs");

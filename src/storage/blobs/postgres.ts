@@ -4,10 +4,10 @@ import fs from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Store } from "../db.js";
-import type { BlobStore } from "./types.js";
-import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
+import { BLOB_KEY, BlobNotFoundError, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
 import { adoptByPut, spoolPath } from "./spool.js";
+import type { BlobStore } from "./types.js";
 
 /** Rows of about this size: small enough to keep memory flat, large enough that a 2 GiB file is ~2000 rows. */
 export const CHUNK_BYTES = 1024 * 1024;

@@ -11,10 +11,10 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import type { BlobStore } from "./types.js";
-import { BlobNotFoundError, BLOB_KEY, checkKey, newBlobKey } from "./keys.js";
+import { BLOB_KEY, BlobNotFoundError, checkKey, newBlobKey } from "./keys.js";
 import { byteLimit } from "./limit.js";
 import { adoptByPut, spoolPath } from "./spool.js";
+import type { BlobStore } from "./types.js";
 
 export interface S3Settings {
   bucket: string;

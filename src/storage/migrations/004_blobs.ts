@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 // The PostgreSQL blob store (SORI_BLOB_STORE=postgres, src/storage/blobs/postgres.ts): each blob is a run of
 // ~1 MiB chunks keyed by (blob_key, seq). Only PostgreSQL gets the table; the SQLite job store has no use for it.

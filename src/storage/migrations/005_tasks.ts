@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 // Work kinds (docs/architecture.md, "Tasks"): the base transcription and the refinement phase were two lifecycles
 // on the jobs row (state/locked_by/... and refine_status/refine_locked_by/...). Each becomes a row of `tasks` with

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 // Token buckets shared by every API host of a scale-out deployment (src/storage/rateBuckets.ts): one row per limited
 // key (`read:<client>`, `auth:<address>`). UNLOGGED: a bucket is worth nothing after a crash (it refills within

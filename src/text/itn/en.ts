@@ -1,5 +1,5 @@
 // ITN for English: number words → digits (forward: from ten up, and always with percent), digits → words (reverse).
-import { regexEdits, type Edit } from "../edits.js";
+import { type Edit, regexEdits } from "../edits.js";
 import { EN_NUMBER_WORDS, parseEnglish, readEnglish } from "../numbers.js";
 
 const EN_WORD = `(?:${EN_NUMBER_WORDS.join("|")})`;

@@ -1,6 +1,6 @@
 // ITN for Japanese: kanji numerals with a counter → digits (forward), digits → kanji numerals (reverse).
 import { JA_COUNTERS, JA_ONE_WORDS } from "../data/counters.js";
-import { regexEdits, type Edit } from "../edits.js";
+import { type Edit, regexEdits } from "../edits.js";
 import { formatMyriads, KANJI, parsePositional, readKanji } from "../numbers.js";
 
 const JA_RUN = new RegExp(

@@ -8,7 +8,7 @@ import {
   SINO_COUNTERS,
   UNIT_READINGS,
 } from "../data/counters.js";
-import { mergeEdits, regexEdits, type Edit } from "../edits.js";
+import { type Edit, mergeEdits, regexEdits } from "../edits.js";
 import {
   formatMyriads,
   NATIVE_PATTERN,
