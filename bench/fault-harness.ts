@@ -26,8 +26,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { joinClips } from "../test/helpers/joinClips.js";
 import { freePort, startPgCluster } from "../test/helpers/pgCluster.js";
-import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../test/helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../test/helpers/server.js";
+import { rng } from "./rng.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -42,16 +44,6 @@ const JOBS = Number(args.jobs);
 const WORKERS = Number(args.workers);
 const FAULTS = Number(args.faults);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(Number(args.seed));
 const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -215,22 +207,9 @@ async function injectFault(kind: string): Promise<void> {
   }
 }
 
-/** The long input, decoded by the engine's own decoder (as test/e2e/resume.test.ts builds it). */
+/** The long input: three shared clips (131 s, three 60 s windows). */
 function buildLong(out: string): void {
-  const clips = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"];
-  const script = [
-    "import sys, wave, numpy as np",
-    "from sori_engine import audio",
-    "x = np.concatenate([audio.decode(p) for p in sys.argv[2:]])",
-    "w = wave.open(sys.argv[1], 'wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)",
-    "w.writeframes(np.round(x * 32768).clip(-32768, 32767).astype('<i2').tobytes()); w.close()",
-  ].join("\n");
-  const r = spawnSync(
-    path.join(ROOT, ".venv/bin/python"),
-    ["-c", script, out, ...clips.map((c) => path.join(TESTDATA, c))],
-    { cwd: path.join(ROOT, "engine"), encoding: "utf8" },
-  );
-  if (r.status !== 0) throw new Error(`building the long input failed: ${r.stderr}`);
+  joinClips(out, ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"]);
   LONG = out;
 }
 

@@ -26,6 +26,7 @@ import { parseArgs } from "node:util";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit, waitFinal } from "../test/helpers/api.js";
 import { createClient, ROOT, type SoriProcess, startSori, tempDataDir } from "../test/helpers/server.js";
+import { rng } from "./rng.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -39,18 +40,6 @@ const { values: args } = parseArgs({
 });
 const MINUTES = Number(args.minutes);
 const KILLS = Number(args.kills);
-
-/** A small seeded generator (mulberry32), so a run's kill points can be repeated. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function killPoints(n: number, seed: number): number[] {
   const next = rng(seed);

@@ -11,27 +11,11 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
-import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { joinClips } from "../helpers/joinClips.js";
+import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
 
 const CLIPS = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"];
 const CONFIG = { model_name: "whisper", language: "en" };
-
-/** The clips as one 16 kHz mono WAV, decoded by the engine's own decoder. */
-function buildInput(out: string): void {
-  const script = [
-    "import sys, wave, numpy as np",
-    "from sori_engine import audio",
-    "x = np.concatenate([audio.decode(p) for p in sys.argv[2:]])",
-    "w = wave.open(sys.argv[1], 'wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)",
-    "w.writeframes(np.round(x * 32768).clip(-32768, 32767).astype('<i2').tobytes()); w.close()",
-  ].join("\n");
-  const r = spawnSync(
-    path.join(ROOT, ".venv/bin/python"),
-    ["-c", script, out, ...CLIPS.map((c) => path.join(TESTDATA, c))],
-    { cwd: path.join(ROOT, "engine"), encoding: "utf8" },
-  );
-  if (r.status !== 0) throw new Error(`building the input failed: ${r.stderr}`);
-}
 
 interface LogLine {
   msg?: string;
@@ -75,7 +59,7 @@ describe("resume from checkpoints after kill -9 and after a SIGTERM hand-back", 
       .filter((l) => l.stored)
       .map((l) => l.window!);
 
-  before(() => buildInput(input));
+  before(() => joinClips(input, CLIPS));
   after(async () => {
     await Promise.all(procs.map((p) => p.stop("SIGKILL")));
     fs.rmSync(dataDir, { recursive: true, force: true });
