@@ -94,7 +94,12 @@ $(INSIGHT_GGUF): $(VENV)/.installed
 	mv $@.tmp $@
 	$(VENV)/bin/pip uninstall --quiet --yes $(subst ==0.2.0,,$(INSIGHT_PARTS))
 
-$(INSIGHT_STATE): $(INSIGHT_GGUF) node_modules/.installed src/insight/prompt.ts
+# The `sori` CLI imports the client package (`sori submit`), so its dist/ must exist before the CLI runs here.
+CLIENT_DIST := packages/client/dist/index.js
+$(CLIENT_DIST): node_modules/.installed $(wildcard packages/client/src/*.ts)
+	npx tsc -p packages/client/tsconfig.json
+
+$(INSIGHT_STATE): $(INSIGHT_GGUF) $(CLIENT_DIST) src/insight/prompt.ts
 	node --import tsx src/cli/main.ts insight prepare
 	touch $@
 
