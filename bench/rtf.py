@@ -19,7 +19,7 @@ than wall time. Model loading and one warm-up call are not timed. Each measureme
 --repeat runs, interleaved, since other work on the machine only ever makes a run slower.
 
     .venv/bin/python bench/rtf.py [--beam 5,1] [--sori-beam 5,1] [--repeat 2] [--inputs ko,en]
-        [--cpu-threads N] [--batch-size N] [--chunk-s S] [--speech-s S]
+        [--cpu-threads N] [--batch-size N] [--chunk-s S] [--speech-s S] [--dump DIR] [--set MODULE.NAME=VALUE]
 
 --beam lists the sequential runs' beam sizes and --sori-beam sori's (default: the same list), so one run prints
 sori at the same beam as the baseline and sori's production settings (sommers: beam 5, whisper: beam 1) against
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import os
 import sys
 import tempfile
@@ -122,8 +123,16 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=transcriber.BATCH_SIZE, help="sori's chunks per batch")
     ap.add_argument("--chunk-s", type=float, default=transcriber.CHUNK_SPEECH_S, help="sori's speech per chunk")
     ap.add_argument("--speech-s", type=float, default=transcriber.SPEECH_S, help="sori's longest VAD region")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override an engine constant, e.g. fw_batched.ENCODER_MARGIN_S=0 (repeatable)")
+    ap.add_argument("--dump", default=None, help="write each system's text and the reference to this folder")
     args = ap.parse_args()
     transcriber.BATCH_SIZE = args.batch_size
+    for assignment in args.set:
+        name, value = assignment.split("=", 1)
+        module_name, attr = name.rsplit(".", 1)
+        target = importlib.import_module(f"sori_engine.{module_name}")
+        setattr(target, attr, type(getattr(target, attr))(value))
     transcriber.CHUNK_SPEECH_S = args.chunk_s
     transcriber.SPEECH_S = args.speech_s
     seq_beams = [int(b) for b in args.beam.split(",")]
@@ -160,6 +169,11 @@ def main() -> int:
                     )
                     wall[key] = min(wall[key], time.perf_counter() - t0)
                     cpu[key] = min(cpu[key], time.process_time() - c0)
+            if args.dump:
+                Path(args.dump).mkdir(parents=True, exist_ok=True)
+                (Path(args.dump) / f"{name}.ref.txt").write_text(ref + "\n", encoding="utf-8")
+                for system, beam in systems:
+                    (Path(args.dump) / f"{name}.{system}-b{beam}.txt").write_text(text[(system, beam)] + "\n", "utf-8")
             for key in systems:
                 label = f"{key[0]} b{key[1]}"
                 print(

@@ -10,9 +10,9 @@ numpy only through the engine's venv for the copies):
 
 Latencies are measured from the answers' own times (ms from the session's start, t0 = the first frame sent):
 - final: received - (speech end + epd_time), speech end = start_at + duration - 0.4 s (the engine's padding);
-- first interim: received - speech start, speech start = start_at + 0.4 s.
-Flicker: over consecutive hypotheses of one utterance (interims then its final), the words of the earlier one
-that the later one does not keep as its prefix, over all words shown.
+- first interim: received - speech start, speech start = start_at + 0.8 s (at most; less at the session's start).
+Flicker: over consecutive hypotheses of one utterance (interims then its final), the words (characters in
+Japanese) of the earlier one that the later one does not keep as its prefix, over all words shown.
 CPU: utime + stime of the server process and all its descendants (the engines) over the run, from /proc.
 """
 
@@ -30,8 +30,13 @@ from pathlib import Path
 
 import aiohttp
 
-PAD_S = 0.4
-TESTDATA = Path(os.environ.get("SORI_TESTDATA", Path(__file__).resolve().parents[2] / "shared" / "testdata"))
+PAD_S = 0.4  # the engine decodes this much after an utterance's last speech frame
+LEAD_S = 0.8  # ... and this much before its first (streaming.py), unless the buffer starts later; --lead
+TESTDATA = Path(
+    os.environ.get(
+        "SORI_TESTDATA", Path(__file__).resolve().parents[2] / "shared" / "testdata"
+    )
+)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,7 +50,9 @@ def phone_copy(src: Path, rate: int) -> bytes:
         "sys.stdout.buffer.write(np.concatenate(out).astype('<i2').tobytes())\n"
     )
     return subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "python"), "-c", script, str(src), str(rate)], check=True, capture_output=True
+        [str(ROOT / ".venv" / "bin" / "python"), "-c", script, str(src), str(rate)],
+        check=True,
+        capture_output=True,
     ).stdout
 
 
@@ -53,7 +60,11 @@ def reference(clip: str) -> str:
     path = TESTDATA / clip
     stm = path.with_suffix(".stm")
     if stm.exists():
-        return " ".join(" ".join(line.split(" ")[5:]) for line in stm.read_text().splitlines() if line.strip())
+        return " ".join(
+            " ".join(line.split(" ")[5:])
+            for line in stm.read_text().splitlines()
+            if line.strip()
+        )
     for line in (TESTDATA / "MANIFEST.tsv").read_text().splitlines():
         cols = line.split("\t")
         if cols[0] == clip:
@@ -64,7 +75,9 @@ def reference(clip: str) -> str:
 def cer(hyp: str, ref: str) -> float:
     def norm(s: str) -> str:
         s = unicodedata.normalize("NFKC", s).lower()
-        return "".join(ch for ch in s if not (unicodedata.category(ch)[0] in "PSZ" or ch.isspace()))
+        return "".join(
+            ch for ch in s if not (unicodedata.category(ch)[0] in "PSZ" or ch.isspace())
+        )
 
     a, b = norm(hyp), norm(ref)
     prev = list(range(len(b) + 1))
@@ -74,6 +87,17 @@ def cer(hyp: str, ref: str) -> float:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1] / max(1, len(b))
+
+
+def units(text: str, model: str) -> list[str]:
+    """What flicker counts: words, or characters (punctuation left out) in Japanese, which has no spaces."""
+    if model == "sommers_ja":
+        return [
+            c
+            for c in text
+            if unicodedata.category(c)[0] not in "PSZ" and not c.isspace()
+        ]
+    return text.split()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -94,25 +118,39 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def token(http: aiohttp.ClientSession, url: str) -> str:
-    form = {"client_id": os.environ["RTZR_CLIENT_ID"], "client_secret": os.environ["RTZR_CLIENT_SECRET"]}
+    form = {
+        "client_id": os.environ["RTZR_CLIENT_ID"],
+        "client_secret": os.environ["RTZR_CLIENT_SECRET"],
+    }
     async with http.post(f"{url}/v1/authenticate", data=form) as r:
         return (await r.json())["access_token"]
 
 
 async def session(
-    http: aiohttp.ClientSession, url: str, tok: str, pcm: bytes, rate: int, epd: float, model: str = "sommers_ko"
+    http: aiohttp.ClientSession,
+    url: str,
+    tok: str,
+    pcm: bytes,
+    rate: int,
+    epd: float,
+    model: str = "sommers_ko",
+    lead: float = LEAD_S,
 ) -> dict:
     query = f"sample_rate={rate}&encoding=LINEAR16&model_name={model}&domain=CALL&epd_time={epd}"
     ws_url = url.replace("http", "ws", 1) + f"/v1/transcribe:streaming?{query}"
     answers: list[tuple[float, dict]] = []
-    async with http.ws_connect(ws_url, headers={"Authorization": f"bearer {tok}"}, max_msg_size=0) as ws:
+    async with http.ws_connect(
+        ws_url, headers={"Authorization": f"bearer {tok}"}, max_msg_size=0
+    ) as ws:
         t0 = time.monotonic()
         step = rate // 10 * 2
 
         async def feed() -> None:
             for i in range(0, len(pcm), step):
                 await ws.send_bytes(pcm[i : i + step])
-                await asyncio.sleep(max(0.0, t0 + (i + step) / (2 * rate) - time.monotonic()))
+                await asyncio.sleep(
+                    max(0.0, t0 + (i + step) / (2 * rate) - time.monotonic())
+                )
             await ws.send_str("EOS")
 
         feeder = asyncio.create_task(feed())
@@ -131,13 +169,13 @@ async def session(
         interims = [x for x in items if not x[1]["final"]]
         if interims:
             t, a = interims[0]
-            first_interims.append(t - (a["start_at"] / 1000 + PAD_S))
+            first_interims.append(t - (a["start_at"] / 1000 + lead))
         if final:
             t, a = final[0]
             speech_end = (a["start_at"] + a["duration"]) / 1000 - PAD_S
             if speech_end + epd < audio_end:  # an utterance cut by EOS has no end point
                 finals.append(t - (speech_end + epd))
-        hyps = [x[1]["alternatives"][0]["text"].split() for x in items]
+        hyps = [units(x[1]["alternatives"][0]["text"], model) for x in items]
         for before, after in itertools.pairwise(hyps):
             keep = 0
             while keep < min(len(before), len(after)) and before[keep] == after[keep]:
@@ -152,23 +190,43 @@ async def session(
         "text": text,
         "answers": len(answers),
         "wall_after_audio": answers[-1][0] - audio_end if answers else None,
+        "all": [
+            (round(t, 2), a.get("seq"), a.get("final"), a["alternatives"][0]["text"])
+            for t, a in answers
+            if "seq" in a
+        ],
     }
 
 
-async def batch_job(http: aiohttp.ClientSession, url: str, tok: str, path: Path, language: str) -> dict:
+async def batch_job(
+    http: aiohttp.ClientSession, url: str, tok: str, path: Path, language: str
+) -> dict:
     form = aiohttp.FormData()
-    form.add_field("config", json.dumps({"model_name": "sommers", "language": language, "domain": "CALL"}))
+    form.add_field(
+        "config",
+        json.dumps({"model_name": "sommers", "language": language, "domain": "CALL"}),
+    )
     form.add_field("file", path.read_bytes(), filename=path.name)
     t0 = time.monotonic()
-    async with http.post(f"{url}/v1/transcribe", data=form, headers={"Authorization": f"bearer {tok}"}) as r:
+    async with http.post(
+        f"{url}/v1/transcribe", data=form, headers={"Authorization": f"bearer {tok}"}
+    ) as r:
         job = (await r.json())["id"]
     while True:
         await asyncio.sleep(1)
-        async with http.get(f"{url}/v1/transcribe/{job}", headers={"Authorization": f"bearer {tok}"}) as r:
+        async with http.get(
+            f"{url}/v1/transcribe/{job}", headers={"Authorization": f"bearer {tok}"}
+        ) as r:
             body = await r.json()
         if body["status"] != "transcribing":
-            text = " ".join(u["msg"] for u in body.get("results", {}).get("utterances", []))
-            return {"status": body["status"], "seconds": time.monotonic() - t0, "text": text}
+            text = " ".join(
+                u["msg"] for u in body.get("results", {}).get("utterances", [])
+            )
+            return {
+                "status": body["status"],
+                "seconds": time.monotonic() - t0,
+                "text": text,
+            }
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -185,20 +243,55 @@ async def main() -> None:
     ap.add_argument("--audio", default="multi/deeply_ko_dialogue_constructed.wav")
     ap.add_argument("--rate", type=int, default=8000)
     ap.add_argument("--epd", type=float, default=0.5)
-    ap.add_argument("--batch", action="store_true", help="submit the clip as a batch job beside the sessions")
+    ap.add_argument(
+        "--batch",
+        action="store_true",
+        help="submit the clip as a batch job beside the sessions",
+    )
     ap.add_argument("--server-pid", type=int, default=0)
-    ap.add_argument("--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja")
-    ap.add_argument("--texts", action="store_true", help="print each session's finals too")
+    ap.add_argument(
+        "--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja"
+    )
+    ap.add_argument(
+        "--texts", action="store_true", help="print each session's finals too"
+    )
+    ap.add_argument(
+        "--lead",
+        type=float,
+        default=LEAD_S,
+        help="the engine's LEAD_S (0.4 before it was raised)",
+    )
+    ap.add_argument(
+        "--answers",
+        action="store_true",
+        help="print the first session's answers (time, seq, final, text)",
+    )
     args = ap.parse_args()
     src = TESTDATA / args.audio
     pcm = phone_copy(src, args.rate)
     ref = reference(args.audio)
-    cpu0, wall0 = (cpu_seconds(args.server_pid) if args.server_pid else 0.0), time.monotonic()
+    cpu0, wall0 = (
+        (cpu_seconds(args.server_pid) if args.server_pid else 0.0),
+        time.monotonic(),
+    )
     async with aiohttp.ClientSession() as http:
         tok = await token(http, args.url)
-        jobs = [session(http, args.url, tok, pcm, args.rate, args.epd, args.model) for _ in range(args.sessions)]
+        jobs = [
+            session(
+                http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead
+            )
+            for _ in range(args.sessions)
+        ]
         if args.batch:
-            jobs.append(batch_job(http, args.url, tok, src, "ja" if args.model == "sommers_ja" else "ko"))
+            jobs.append(
+                batch_job(
+                    http,
+                    args.url,
+                    tok,
+                    src,
+                    "ja" if args.model == "sommers_ja" else "ko",
+                )
+            )
         results = await asyncio.gather(*jobs)
     sessions = results[: args.sessions]
     finals = [x for s in sessions for x in s["final_latency"]]
@@ -210,20 +303,37 @@ async def main() -> None:
         "audio_s": round(len(pcm) / (2 * args.rate), 1),
         "sessions": args.sessions,
         "epd_time": args.epd,
-        "final_latency_s": {"n": len(finals), "p50": pct(finals, 0.5), "p95": pct(finals, 0.95), "max": pct(finals, 1)},
-        "first_interim_latency_s": {"n": len(firsts), "p50": pct(firsts, 0.5), "p95": pct(firsts, 0.95)},
+        "final_latency_s": {
+            "n": len(finals),
+            "p50": pct(finals, 0.5),
+            "p95": pct(finals, 0.95),
+            "max": pct(finals, 1),
+        },
+        "first_interim_latency_s": {
+            "n": len(firsts),
+            "p50": pct(firsts, 0.5),
+            "p95": pct(firsts, 0.95),
+        },
         "flicker": round(changed / shown, 3) if shown else None,
         "streaming_cer": [round(cer(s["text"], ref), 3) for s in sessions],
-        "last_answer_after_audio_end_s": [round(s["wall_after_audio"], 2) for s in sessions if s["wall_after_audio"]],
+        "last_answer_after_audio_end_s": [
+            round(s["wall_after_audio"], 2) for s in sessions if s["wall_after_audio"]
+        ],
         "wall_s": round(time.monotonic() - wall0, 1),
     }
     if args.server_pid:
         out["server_cpu_s"] = round(cpu_seconds(args.server_pid) - cpu0, 1)
     if args.batch:
         b = results[-1]
-        out["batch"] = {"status": b["status"], "seconds": round(b["seconds"], 1), "cer": round(cer(b["text"], ref), 3)}
+        out["batch"] = {
+            "status": b["status"],
+            "seconds": round(b["seconds"], 1),
+            "cer": round(cer(b["text"], ref), 3),
+        }
     if args.texts:
         out["texts"] = [s["text"] for s in sessions]
+    if args.answers:
+        out["answers"] = sessions[0]["all"]
     print(json.dumps(out, ensure_ascii=False, indent=1))
 
 

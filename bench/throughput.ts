@@ -5,16 +5,18 @@
 // in the same run. Printed per system: audio hours per CPU hour and per wall hour (CPU: the server's whole process
 // tree, engines included; the plain script's own process).
 //
-//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--no-plain]
+//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain]
 //
 // `--scale small` leaves the 1-hour recording out (15.6 min of audio instead of 75.6). Jobs use the settings a client
 // of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
-// the Korean recording, `whisper` (beam 1) for en.
+// the Korean recording, `whisper` (beam 1) for en. `--cpu-threads` sets CTranslate2's threads per engine (the model
+// registry's `cpu_threads`, through SORI_MODELS_FILE; 0 is CTranslate2's default), for the thread/worker table.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { defaultRegistry } from "../src/engine/models.js";
 import { authenticate, read, submit } from "../test/helpers/api.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
 import { ROOT } from "./paths.js";
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
   options: {
     scale: { type: "string", default: "full" },
     workers: { type: "string", default: "1,2" },
+    "cpu-threads": { type: "string", default: "0" },
     "no-plain": { type: "boolean", default: false },
   },
 });
@@ -51,12 +54,29 @@ interface Row {
   note: string;
 }
 
-async function throughSori(mixDir: string, mix: MixEntry[], workers: number): Promise<Row> {
+/** A models file with the built-in entries at `threads` CTranslate2 threads (undefined: the built-in as it is). */
+function modelsFile(dir: string, threads: number): string | undefined {
+  if (threads === 0) return undefined;
+  const builtIn = defaultRegistry(path.join(ROOT, "models"));
+  const file = path.join(dir, "models.json");
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      sommers: { ...builtIn.sommers, cpu_threads: threads },
+      whisper: { ...builtIn.whisper, cpu_threads: threads },
+    }),
+  );
+  return file;
+}
+
+async function throughSori(mixDir: string, mix: MixEntry[], workers: number, threads: number): Promise<Row> {
+  const models = modelsFile(mixDir, threads);
   const env: NodeJS.ProcessEnv = {
     SORI_DATA_DIR: tempDataDir(),
     SORI_PORT: "0",
     SORI_WORKERS: String(workers),
     SORI_POLL_MS: "200",
+    ...(models ? { SORI_MODELS_FILE: models } : {}),
   };
   const client = createClient(env, ["--max-concurrent", "1000", "--quota-hours", "1000", "--read-rps", "1000"]);
   const sori = await startSori("serve", env);
@@ -81,7 +101,7 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number): Pr
       }
     }
     return {
-      system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}`,
+      system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}${threads ? `, cpu_threads ${threads}` : ""}`,
       audioS: mix.reduce((s, e) => s + e.seconds, 0),
       wallS: (Date.now() - w0) / 1000,
       cpuS: treeCpuS(pid) - cpu0,
@@ -126,7 +146,7 @@ async function main(): Promise<void> {
   console.log("| system | audio min | wall s | CPU s | audio h per CPU h | audio h per wall h | |");
   console.log("|---|---|---|---|---|---|---|");
   for (const w of args.workers.split(",").map(Number)) {
-    rows.push(await throughSori(mixDir, mix, w));
+    rows.push(await throughSori(mixDir, mix, w, Number(args["cpu-threads"])));
     print(rows.at(-1)!);
   }
   if (!args["no-plain"]) {

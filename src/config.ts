@@ -89,7 +89,8 @@ const EnvSchema = z.object({
   SORI_STREAM_ENGINES: z.coerce.number().int().min(1).max(16).default(1),
   SORI_STREAM_MAX_S: z.coerce.number().min(1).default(3600),
   SORI_STREAM_IDLE_S: z.coerce.number().min(0.1).default(15),
-  SORI_STREAM_INTERIM_MS: z.coerce.number().int().min(100).default(1000),
+  SORI_STREAM_INTERIM_MS: z.coerce.number().int().min(100).default(500),
+  SORI_STREAM_INTERIM_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
   SORI_STREAM_MAX_FRAME_BYTES: z.coerce
     .number()
     .int()
@@ -169,6 +170,8 @@ export interface Config {
     maxS: number;
     idleS: number;
     interimMs: number;
+    /** Most of a stream engine's time that interims may take (steps.ts). */
+    interimShare: number;
     maxFrameBytes: number;
   };
   /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
@@ -245,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxS: e.SORI_STREAM_MAX_S,
       idleS: e.SORI_STREAM_IDLE_S,
       interimMs: e.SORI_STREAM_INTERIM_MS,
+      interimShare: e.SORI_STREAM_INTERIM_SHARE,
       maxFrameBytes: e.SORI_STREAM_MAX_FRAME_BYTES,
     },
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,

@@ -1,6 +1,6 @@
 // The one registry of error codes: the wire codes with their HTTP status and default message, the codes a failed
 // job or refinement reports, and the engine's own codes. docs/errors.md lists the same tables, and
-// test/unit/docs.test.ts checks that every code here is documented there.
+// test/unit/docs.unit.test.ts checks that every code here is documented there.
 
 export const ERROR_CODES = {
   H0001: { status: 400, msg: "invalid parameter" },

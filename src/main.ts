@@ -1,5 +1,5 @@
 // Wires the parts together for `sori serve` and `sori worker`, and shuts them down in order on a signal.
-import { hostname } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import type { Logger } from "pino";
 import { RateLimiter } from "./api/rateLimit.js";
 import { buildServer } from "./api/server.js";
@@ -8,7 +8,7 @@ import { CallbackSender } from "./callbacks/sender.js";
 import { loadCallbackKey } from "./callbacks/sign.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { loadModelRegistry } from "./engine/models.js";
+import { forEngines, loadModelRegistry } from "./engine/models.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
@@ -29,7 +29,11 @@ export interface Running {
 export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
   const store = await openStore(config);
   const blobs = await openBlobStore(config, store);
-  const models = loadModelRegistry(config.modelsDir, config.modelsFile);
+  const models = forEngines(
+    loadModelRegistry(config.modelsDir, config.modelsFile),
+    opts.workers,
+    availableParallelism(),
+  );
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
   const insight =

@@ -116,22 +116,23 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
             (lambda cp: writer.checkpoint(req.id, cp)) if params.checkpoints else None,
         ).to_json()
     if req.op == "diarize":
-        from . import diarize  # numpy-only model, loaded on first use: engines that never diarize never load it
+        from .diarization import diarize  # loaded on first use: engines that never diarize never load its models
 
         dparams = parse_diarize(req.params)
-        return diarize.diarize(
+        return diarize(
             dparams.audio_path, dparams.spk_count, dparams.max_duration_s, lambda f: writer.progress(req.id, f)
         ).to_json()
     if req.op == "refine":
         from . import refiner
 
         return refiner.refine(refiner.parse_refine(req.params), lambda fraction: writer.progress(req.id, fraction))
-    if req.op in ("stream_open", "stream_audio", "stream_close"):
+    if req.op in ("stream_open", "stream_audio", "stream_step", "stream_close"):
         from . import streaming
 
         op = {
             "stream_open": streaming.open_session,
             "stream_audio": streaming.feed,
+            "stream_step": streaming.step,
             "stream_close": streaming.close_session,
         }
         return op[req.op](req.params)

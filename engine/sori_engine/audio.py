@@ -7,13 +7,15 @@ differences that the protocol needs:
 - it stops as soon as the audio exceeds max_duration_s, so an over-long upload is refused without decoding hours
   of it, and it turns every FFmpeg failure into audio_decode_failed;
 - it can return one channel of a multi-channel file (`channel`) instead of the mono downmix.
+`cut_spans` cuts given stretches out of that stream, for the stages that need only parts of the file.
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 import av
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from .protocol import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError, ProbeResult, bad_request
 
 SAMPLE_RATE = 16000  # what Whisper and Silero VAD expect
+T = TypeVar("T")
 _GROUP_SAMPLES = 500_000  # resample in large blocks: per-frame resampling is slow for codecs with 20 ms frames
 
 
@@ -122,6 +125,32 @@ def decode(path: str, max_duration_s: float | None = None, channel: int | None =
     """The whole file as one 16 kHz float32 array (tests and benchmarks; the transcriber streams)."""
     blocks = list(stream(path, max_duration_s, channel))
     return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def cut_spans(blocks: Iterable[np.ndarray], spans: list[tuple[T, tuple[int, int]]]) -> Iterator[tuple[T, np.ndarray]]:
+    """(key, its samples [a, b)) for each (key, (a, b)) of `spans`, in that order, cut from decoded blocks (`stream`)
+    as they come: only the audio from the earliest start still needed on is kept, never the whole file (diarization's
+    second pass, refinement). Spans come in order of their start, so what is held is at most the longest span and a
+    block; a span past the file's end is cut short. Stops reading `blocks` after the last span."""
+    buf = np.zeros(0, dtype=np.float32)
+    start = 0  # file sample of buf[0]
+    i = 0
+    # the earliest start of the spans from each one on (a resemblyzer span at the file's end reaches back a little)
+    first = np.minimum.accumulate([a for _u, (a, _b) in spans][::-1])[::-1].tolist() if spans else []
+    for block in blocks:
+        if i == len(spans):
+            break
+        buf = np.concatenate([buf, block])
+        while i < len(spans) and spans[i][1][1] <= start + buf.shape[0]:
+            unit, (a, b) = spans[i]
+            yield unit, buf[a - start : b - start]
+            i += 1
+        keep = min(int(first[i]), start + buf.shape[0]) if i < len(spans) else start + buf.shape[0]
+        if keep > start:
+            buf = buf[keep - start :].copy()
+            start = keep
+    for unit, (a, b) in spans[i:]:  # the file ended before these spans did
+        yield unit, buf[max(0, a - start) : max(0, b - start)]
 
 
 def _skip_invalid(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:

@@ -32,8 +32,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 
 import numpy as np
-from faster_whisper.vad import get_vad_model
 
+from . import vad
 from .protocol import Segment, Word
 
 FRAME_S = 512 / 16000  # one Silero VAD frame (32 ms)
@@ -100,11 +100,7 @@ class SpeechMap:
 def speech_probs(audio: np.ndarray) -> np.ndarray:
     """Silero's speech probability per 32 ms frame of 16 kHz `audio` (the model faster-whisper's VAD runs; a
     batched ONNX pass, a few ms of CPU per second of audio)."""
-    frame = int(FRAME_S * 16000)
-    if audio.size == 0:
-        return np.zeros(0, dtype=np.float32)
-    padded = np.pad(audio, (0, (-audio.shape[0]) % frame))
-    return np.asarray(get_vad_model()(padded), dtype=np.float32).reshape(-1)
+    return vad.probabilities(audio)
 
 
 def own_speech_s(audio: np.ndarray) -> float:
@@ -123,16 +119,10 @@ class SpeechMapBuilder:
         self.parts: list[np.ndarray] = []
         self.frames = 0
 
-    def add(self, offset_sample: int, audio: np.ndarray) -> np.ndarray:
-        """`audio` starts at `offset_sample` of the file; frames are placed at the file's 32 ms grid, so windows of
-        any length do not drift. Returns the stretch's probabilities (a checkpoint keeps them: add_probs)."""
-        probs = speech_probs(audio)
-        self.add_probs(offset_sample, probs)
-        return probs
-
     def add_probs(self, offset_sample: int, probs: np.ndarray) -> None:
-        """Places the probabilities of a stretch that starts at `offset_sample` (computed by `add`, here or in an
-        earlier process whose checkpoint kept them)."""
+        """Places the probabilities of a stretch that starts at `offset_sample` (the transcriber's window, here or
+        in an earlier process whose checkpoint kept them); frames sit on the file's 32 ms grid, so windows of any
+        length do not drift."""
         first = round(offset_sample / (FRAME_S * 16000))
         if first < self.frames:  # overlap by a fraction of a frame: drop what is already there
             self.parts[-1] = self.parts[-1][: first - (self.frames - self.parts[-1].size)]

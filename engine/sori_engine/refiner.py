@@ -140,49 +140,57 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
 
 
 def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[str, Any]:
+    """The spans are cut from one decode of the file as it streams (audio.stream), in file order: only the audio
+    from the next span's start on is held, never the whole file. A span longer than MAX_SPAN_S is not cut out
+    (at most MAX_SPAN_S and one sample of it is read, which is enough to know it is too long)."""
     model = models.get_model(req.model)
-    audio = audio_io.decode(req.audio_path, req.max_duration_s)
-    out: list[dict[str, Any]] = []
-    previous_text: str | None = None
+    for span in req.spans:
+        if (span.language or req.language) not in model.supported_languages:
+            raise bad_request(f"unsupported language code for this model: {span.language or req.language}")
+    bounds = []
     for i, span in enumerate(req.spans):
-        language = span.language or req.language
-        if language not in model.supported_languages:
-            raise bad_request(f"unsupported language code for this model: {language}")
         lo = max(0, int((span.start - req.pad_s) * SR))
-        hi = min(audio.shape[0], int((span.end + req.pad_s) * SR))
-        samples = audio[lo:hi]
-        if samples.size == 0 or (hi - lo) / SR > MAX_SPAN_S:
-            out.append({"current_score": None, "hypotheses": []})
-            previous_text = span.text
-            continue
-        tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
-        features = model.feature_extractor(samples)
-        encoder_output = model.encode(_pad(features, model))
-        num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
-        votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
-        for d in req.decodes:
-            prompt = previous_text if d.prompt_previous else None
-            if d.num_hypotheses > 1:
-                texts_of_decode = _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords)
-            else:
-                texts_of_decode = [_decode(model, samples, language, d, prompt, req.hotwords)]
-            for text in dict.fromkeys(t for t in texts_of_decode if t):  # a decode votes once for each distinct text
-                votes[text] = votes.get(text, 0) + 1
-        for c in span.candidates:
-            votes.setdefault(c.strip(), 0)
-        texts = [span.text, *votes]
-        scores = _score(model, tokenizer, encoder_output, num_frames, texts)
-        out.append(
-            {
-                "current_score": scores[0],
-                "hypotheses": [
-                    {"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:], strict=True)
-                ],
-            }
-        )
-        previous_text = span.text
-        emit_progress((i + 1) / len(req.spans))
+        hi = max(lo, min(int((span.end + req.pad_s) * SR), lo + int(MAX_SPAN_S * SR) + 1))
+        bounds.append(((i, i), (lo, hi)))
+    bounds.sort(key=lambda b: b[1][0])
+    out: list[dict[str, Any] | None] = [None] * len(req.spans)
+    blocks = iter(audio_io.stream(req.audio_path, req.max_duration_s))
+    for done, ((i, _), samples) in enumerate(audio_io.cut_spans(blocks, bounds), start=1):
+        previous_text = req.spans[i - 1].text if i > 0 else None
+        out[i] = _refine_span(model, req, req.spans[i], samples, previous_text)
+        emit_progress(done / len(req.spans))
+    for _ in blocks:  # the rest of the file is decoded and dropped: an over-long file still fails (audio_too_long)
+        pass
     return {"spans": out}
+
+
+def _refine_span(
+    model: WhisperModel, req: RefineParams, span: Span, samples: np.ndarray, previous_text: str | None
+) -> dict[str, Any]:
+    if samples.size == 0 or samples.shape[0] / SR > MAX_SPAN_S:
+        return {"current_score": None, "hypotheses": []}
+    language = span.language or req.language
+    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+    features = model.feature_extractor(samples)
+    encoder_output = model.encode(_pad(features, model))
+    num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
+    votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
+    for d in req.decodes:
+        prompt = previous_text if d.prompt_previous else None
+        if d.num_hypotheses > 1:
+            texts_of_decode = _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords)
+        else:
+            texts_of_decode = [_decode(model, samples, language, d, prompt, req.hotwords)]
+        for text in dict.fromkeys(t for t in texts_of_decode if t):  # a decode votes once for each distinct text
+            votes[text] = votes.get(text, 0) + 1
+    for c in span.candidates:
+        votes.setdefault(c.strip(), 0)
+    texts = [span.text, *votes]
+    scores = _score(model, tokenizer, encoder_output, num_frames, texts)
+    return {
+        "current_score": scores[0],
+        "hypotheses": [{"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:], strict=True)],
+    }
 
 
 def _pad(features: np.ndarray, model: WhisperModel) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,8 +27,10 @@ from typing import Any
 import av
 import numpy as np
 
-from . import hallucination, phone, transcriber
+from . import hallucination, phone, stream_interim, transcriber
 from .protocol import (
+    EngineError,
+    Segment,
     TranscribeParams,
     _get,
     _is_bool,
@@ -42,11 +45,15 @@ log = logging.getLogger(__name__)
 SR = transcriber.SR
 FRAME = int(hallucination.FRAME_S * SR)  # 512 samples: Silero's frame
 MIN_SPEECH_FRAMES = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)
-PAD_S = 0.4  # audio kept before the first and after the last speech frame of an utterance (the VAD's padding)
+PAD_S = 0.4  # audio decoded after the last speech frame of an utterance (the VAD's padding)
+# ... and before its first: more than after, because Silero run on the stream step by step marks a soft onset
+# later than on the whole file (0.45 s late on ko/deeply_dancestudio_sub100110a00036, whose first word was then
+# lost: docs/streaming.md, "Figures").
+LEAD_S = 0.8
 # An utterance this long is finalised at its longest pause (one Whisper window holds 30 s; shorter utterances also
 # keep the interims' cost down, each of which decodes the whole utterance so far).
 MAX_UTTERANCE_S = 15.0
-IDLE_KEEP_S = 0.6  # audio kept while there is no speech, so a soft onset keeps its lead-in
+IDLE_KEEP_S = 1.0  # audio kept while there is no speech, so a soft onset keeps its lead-in (LEAD_S)
 CONTEXT_FRAMES = 16  # frames of already-scored audio run through the VAD again before new audio (its warm-up)
 # No interim once the speech has paused this long: the last interim already holds the words, and a decode started
 # now would hold up the final if the pause turns out to be the end point.
@@ -90,9 +97,11 @@ class Session:
     offset: int = 0  # session sample (16 kHz) of audio[0]
     probs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # per full frame of audio
     received: int = 0  # 16 kHz samples received in all
+    stable: stream_interim.StablePrefix = field(init=False)  # the open utterance's interim text shown so far
 
     def __post_init__(self) -> None:
         self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
+        self.stable = stream_interim.StablePrefix(self.params.decode.language in stream_interim.UNSPACED)
 
     @property
     def threshold(self) -> float:
@@ -162,21 +171,89 @@ def close_session(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def feed(params: Mapping[str, Any]) -> dict[str, Any]:
-    """One `stream_audio`: append the audio, then give any final the end-pointer calls for, else an interim when
-    asked. `finalize` closes the open utterance now; `finish` also ends the stream (the session is closed)."""
-    sid = _get(params, "session", _is_nonempty_str, "a non-empty string")
+    """One `stream_audio`: a `stream_step` of one session (its error raised)."""
+    out = step({"steps": [params]})["results"][0]
+    if "error" in out:
+        raise EngineError(out["error"]["code"], out["error"]["msg"])
+    return {k: out[k] for k in ("events", "received_s", "pending_s")}
+
+
+def step(params: Mapping[str, Any]) -> dict[str, Any]:
+    """One `stream_step`: each item is a `stream_audio` of one session. Every session's audio is appended and its
+    finals decoded first; then, only when no final was due in this step (a final is latency-bound: it goes out
+    now, and the sessions that wanted an interim ask again in the next step), the interims of all sessions that
+    asked for one are decoded in one batched pass (stream_interim.py). An item that fails (unknown session, bad
+    PCM) gets an error of its own and leaves its session as it was; the other items go on."""
+    items = _get(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
+    results: list[dict[str, Any]] = []
+    wants: list[tuple[int, Session, tuple[int, int]]] = []
+    any_final = False
+    for item in items:
+        sid = item.get("session") if isinstance(item, dict) else None
+        try:
+            s, pcm, interim, finalize, finish = _parse_item(item)
+            events = _advance(s, pcm, finalize, finish)
+        except EngineError as e:
+            results.append({"session": sid, "error": {"code": e.code, "msg": e.message}})
+            continue
+        any_final = any_final or bool(events)
+        span = s.speech_span()
+        paused = span is not None and (s.probs.size - 1 - span[1]) * hallucination.FRAME_S >= PAUSED_S
+        if interim and span is not None and not events and not paused and not finish:
+            wants.append((len(results), s, (span[0], s.probs.size - 1)))
+        elif span is None and s.probs.size > 0:
+            keep = int(IDLE_KEEP_S / hallucination.FRAME_S)
+            if s.probs.size > keep and not np.any(s.probs[-keep:] >= s.threshold):
+                s.drop(s.probs.size - keep)  # silence or noise only: nothing to keep but a lead-in
+        if finish:
+            _sessions.pop(item["session"], None)
+        results.append(
+            {
+                "session": sid,
+                "events": events,
+                "interim": False,
+                "received_s": round(s.received / SR, 3),
+                "pending_s": round(s.audio.shape[0] / SR, 3),
+            }
+        )
+    started = time.monotonic()
+    if wants and not any_final:
+        bounds = [_bounds(s, first, last) for _i, s, (first, last) in wants]
+        hyps = stream_interim.decode(
+            [
+                stream_interim.Want(s.params.decode, s.audio[a:b])
+                for (_i, s, _span), (a, b) in zip(wants, bounds, strict=True)
+            ]
+        )
+        for (i, s, (first, _last)), (a, b), hyp in zip(wants, bounds, hyps, strict=True):
+            results[i]["interim"] = True
+            if hyp is not None and s.stable.update(hyp.text):
+                shown = replace(hyp, text=s.stable.text())
+                results[i]["events"].append(_event(s, first, a, b, [shown], final=False))
+    return {"results": results, "interim_s": round(time.monotonic() - started, 3)}
+
+
+def _parse_item(item: Any) -> tuple[Session, bytes, bool, bool, bool]:
+    if not isinstance(item, dict):
+        raise bad_request("each step must be an object")
+    sid = _get(item, "session", _is_nonempty_str, "a non-empty string")
     s = _sessions.get(sid)
     if s is None:
         raise bad_request(f"no open session {sid}")
     try:
-        pcm = base64.b64decode(_get(params, "pcm", lambda v: isinstance(v, str), "a base64 string", ""), validate=True)
+        pcm = base64.b64decode(_get(item, "pcm", lambda v: isinstance(v, str), "a base64 string", ""), validate=True)
     except binascii.Error:
         raise bad_request("field pcm must be base64") from None
     if len(pcm) > MAX_PCM_BYTES or len(pcm) % 2:
         raise bad_request("field pcm must be whole 16-bit samples, at most 8 MiB")
-    interim = _get(params, "interim", _is_bool, "a boolean", False)
-    finish = _get(params, "finish", _is_bool, "a boolean", False)
-    finalize = finish or _get(params, "finalize", _is_bool, "a boolean", False)
+    interim = _get(item, "interim", _is_bool, "a boolean", False)
+    finish = _get(item, "finish", _is_bool, "a boolean", False)
+    finalize = finish or _get(item, "finalize", _is_bool, "a boolean", False)
+    return s, pcm, interim, finalize, finish
+
+
+def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[str, Any]]:
+    """Append the audio; returns the finals the end-pointer calls for (`finalize`: the open utterance now)."""
     s.append(pcm, flush=finish)
     events: list[dict[str, Any]] = []
     while True:
@@ -191,18 +268,10 @@ def feed(params: Mapping[str, Any]) -> dict[str, Any]:
         elif not (finalize or silence_s >= s.params.epd_time):
             break
         events.append(_final(s, first, last))
-        finalize = False  # the rest of the buffer is after the end point: it waits for its own
-    span = s.speech_span()
-    paused = span is not None and (s.probs.size - 1 - span[1]) * hallucination.FRAME_S >= PAUSED_S
-    if interim and span is not None and not events and not paused:
-        events.append(_decode(s, span[0], s.probs.size - 1, final=False))
-    elif span is None and s.probs.size > 0:
-        keep = int(IDLE_KEEP_S / hallucination.FRAME_S)
-        if s.probs.size > keep and not np.any(s.probs[-keep:] >= s.threshold):
-            s.drop(s.probs.size - keep)  # silence or noise only: nothing to keep but a lead-in
-    if finish:
-        _sessions.pop(sid, None)
-    return {"events": events, "received_s": round(s.received / SR, 3), "pending_s": round(s.audio.shape[0] / SR, 3)}
+        # The rest of the buffer is after the end point: it waits for its own, unless the stream ends here, when
+        # every utterance still held is closed (EOS after a large step must not lose all but the first).
+        finalize = finish
+    return events
 
 
 def _longest_pause(speech: np.ndarray) -> int:
@@ -220,18 +289,26 @@ def _longest_pause(speech: np.ndarray) -> int:
 
 
 def _final(s: Session, first: int, last: int) -> dict[str, Any]:
-    event = _decode(s, first, last, final=True)
+    """The utterance's final: the batch path (`transcribe_audio`) on it, in a window fit to its length (the same
+    window as the interims': stream_interim.window_s)."""
+    a, b = _bounds(s, first, last)
+    audio = s.audio[a:b]
+    result = transcriber.transcribe_audio(
+        s.params.decode, audio, s.params.narrowband, stream_interim.window_s(audio.shape[0])
+    )
+    event = _event(s, first, a, b, list(result.segments), final=True)
     pad = int(PAD_S / hallucination.FRAME_S)
     s.drop(min(last + 1 + pad, s.probs.size))
+    s.stable.reset()
     return event
 
 
-def _decode(s: Session, first: int, last: int, final: bool) -> dict[str, Any]:
-    pad = int(PAD_S * SR)
-    a = max(first * FRAME - pad, 0)
-    b = min((last + 1) * FRAME + pad, s.audio.shape[0])
-    req = s.params.decode if final else replace(s.params.decode, model=replace(s.params.decode.model, beam_size=1))
-    result = transcriber.transcribe_audio(req, s.audio[a:b], s.params.narrowband)
+def _bounds(s: Session, first: int, last: int) -> tuple[int, int]:
+    """Buffer samples [a, b) decoded for the speech frames first..last: LEAD_S before, PAD_S after."""
+    return max(first * FRAME - int(LEAD_S * SR), 0), min((last + 1) * FRAME + int(PAD_S * SR), s.audio.shape[0])
+
+
+def _event(s: Session, first: int, a: int, b: int, segments: list[Segment], final: bool) -> dict[str, Any]:
     shift = (s.offset + a) / SR
     return {
         "final": final,
@@ -241,7 +318,7 @@ def _decode(s: Session, first: int, last: int, final: bool) -> dict[str, Any]:
         "decided_at": round((s.offset + s.audio.shape[0]) / SR, 3),
         "start": round(shift, 3),
         "end": round((s.offset + b) / SR, 3),
-        "segments": [_shifted(seg.to_json(), shift) for seg in result.segments],
+        "segments": [_shifted(seg.to_json(), shift) for seg in segments],
     }
 
 

@@ -29,10 +29,9 @@ from faster_whisper import WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import restore_speech_timestamps
-from faster_whisper.vad import get_speech_timestamps
 
 from . import audio as audio_io
-from . import checkpoint, hallucination, models, phone
+from . import checkpoint, hallucination, models, phone, vad
 from .fw_batched import KeepTailPipeline
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
@@ -97,6 +96,7 @@ class Window:
     offset: int
     audio: np.ndarray
     regions: list[Region]  # final speech regions, in window samples
+    probs: np.ndarray  # Silero's speech probability of each 32 ms frame of `audio` (the hallucination stage's map)
 
 
 def transcribe(
@@ -113,12 +113,22 @@ def transcribe(
     return _transcribe_blocks(model, req, blocks, narrowband, expected_s, emit_progress, emit_checkpoint)
 
 
-def transcribe_audio(req: TranscribeParams, audio: np.ndarray, narrowband: bool) -> TranscribeResult:
+def transcribe_audio(
+    req: TranscribeParams, audio: np.ndarray, narrowband: bool, window_s: float | None = None
+) -> TranscribeResult:
     """The same recognition as `transcribe` on 16 kHz float32 audio already in memory (a streaming session's
-    utterance, streaming.py): same VAD, decoding, tail rounds and hallucination stage. `req.audio_path` is unused."""
+    utterance, streaming.py): same VAD, decoding, tail rounds and hallucination stage. `req.audio_path` is unused.
+    `window_s` (at least the audio's length) shortens Whisper's 30 s window to that: see KeepTailPipeline."""
     model = models.get_model(req.model)
     _check_languages(req, model.supported_languages)
-    return _transcribe_blocks(model, req, [audio], narrowband, audio.shape[0] / SR, lambda _f: None)
+    frames = (
+        None
+        if window_s is None
+        else round(window_s * model.feature_extractor.sampling_rate / model.feature_extractor.hop_length)
+    )
+    return _transcribe_blocks(
+        model, req, [audio], narrowband, audio.shape[0] / SR, lambda _f: None, window_frames=frames
+    )
 
 
 def _transcribe_blocks(
@@ -129,9 +139,10 @@ def _transcribe_blocks(
     expected_s: float | None,
     emit_progress: Callable[[float], None],
     emit_checkpoint: Callable[[dict], None] | None = None,
+    window_frames: int | None = None,
 ) -> TranscribeResult:
     progress = ProgressReporter(emit_progress, expected_s)
-    state = _Decoder(model, req, progress)
+    state = _Decoder(model, req, progress, window_frames)
     use_vad = req.model.vad or req.language_mode == "multi"
     window_s = checkpoint.window_s()
     ckey = checkpoint.key(req, window_s)
@@ -149,7 +160,7 @@ def _transcribe_blocks(
     start = resumed.offset_sample if resumed is not None else 0
     for window in windows(blocks, use_vad, window_s, narrowband=narrowband, start_sample=start):
         done = len(state.segments)
-        window_probs = speech.add(window.offset, window.audio)
+        speech.add_probs(window.offset, window.probs)
         state.feed(window)
         if emit_checkpoint is not None:
             emit_checkpoint(
@@ -158,7 +169,7 @@ def _transcribe_blocks(
                     ckey,
                     window.offset,
                     window.offset + window.audio.shape[0],
-                    window_probs,
+                    window.probs,
                     state.segments[done:],
                     state.language,
                     state.probs,
@@ -214,7 +225,8 @@ def windows(
     """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
     region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions.
-    Narrow-band audio (`narrowband`: the container says so) gets the phone VAD threshold (phone.py)."""
+    Narrow-band audio (`narrowband`: the container says so) gets the phone VAD threshold (phone.py). One Silero
+    pass gives both a window's regions and its speech probabilities (vad.py)."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
     pending: list[np.ndarray] = []
@@ -234,14 +246,13 @@ def windows(
             return
         buf = np.concatenate(pending) if len(pending) > 1 else pending[0]
         pending, pending_len = [], 0
+        probs = vad.probabilities(buf)
         if not use_vad:
             step = int(CHUNK_S * SR)
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:
-            regions = get_speech_timestamps(
-                buf, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), sampling_rate=SR
-            )
+            regions = vad.regions(probs, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), buf.shape[0])
             if exhausted:
                 cut = buf.shape[0]
             else:
@@ -251,7 +262,9 @@ def windows(
                 cut = open_regions[0]["start"] if open_regions else limit
                 if cut <= 0:  # cannot happen with WINDOW_S > CHUNK_S + GUARD_S; keep going rather than loop
                     cut, regions = buf.shape[0], regions + open_regions
-        yield Window(offset=offset, audio=buf[:cut], regions=regions)
+        # The frames of the audio kept (the carried rest is scored again with the next window); the last one may
+        # also hold samples after the cut, which the hallucination stage's 32 ms resolution cannot tell apart.
+        yield Window(offset=offset, audio=buf[:cut], regions=regions, probs=probs[: -(-cut // vad.FRAME)])
         if cut < buf.shape[0]:
             pending, pending_len = [buf[cut:].copy()], buf.shape[0] - cut
         offset += cut
@@ -260,8 +273,11 @@ def windows(
 class _Decoder:
     """Consumes windows: picks each chunk's language and decodes the chunks in batches."""
 
-    def __init__(self, model: WhisperModel, req: TranscribeParams, progress: ProgressReporter) -> None:
+    def __init__(
+        self, model: WhisperModel, req: TranscribeParams, progress: ProgressReporter, window_frames: int | None = None
+    ) -> None:
         self.model = model
+        self.window_frames = window_frames  # KeepTailPipeline's: None for Whisper's full window
         self.req = req
         self.progress = progress
         self.segments: list[Segment] = []
@@ -293,7 +309,9 @@ class _Decoder:
             self.progress.update((window.offset + sample) / SR)
 
         for language, lang_chunks in by_language.items():
-            for fw in _decode_batched(self.model, window.audio, lang_chunks, language, self.req, reached):
+            for fw in _decode_batched(
+                self.model, window.audio, lang_chunks, language, self.req, reached, self.window_frames
+            ):
                 segment = _to_segment(fw, language, self.req.word_timestamps, window.offset / SR)
                 if segment is not None:
                     self.segments.append(segment)
@@ -411,6 +429,7 @@ def _decode_batched(
     language: str,
     req: TranscribeParams,
     reached: Callable[[int], None] = lambda _sample: None,
+    window_frames: int | None = None,
 ) -> list[FwSegment]:
     """Decode `chunks` (lists of speech regions of `audio`, at most CHUNK_SPEECH_S of speech each); returns
     faster-whisper segments in window time.
@@ -424,7 +443,7 @@ def _decode_batched(
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
         for chunk, segs in zip(
-            chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0), strict=True
+            chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0, window_frames), strict=True
         ):
             out.extend(segs)
             ends = [fw.end for fw in segs if fw.text.strip()]
@@ -460,6 +479,7 @@ def _decode_once(
     req: TranscribeParams,
     reached: Callable[[int], None],
     rests: bool,
+    window_frames: int | None = None,
 ) -> list[list[FwSegment]]:
     """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
@@ -475,7 +495,7 @@ def _decode_once(
         size = sum(r["end"] - r["start"] for r in chunk)
         clips.append((pos / SR, (pos + size) / SR))
         pos += size
-    batched, _info = KeepTailPipeline(model).transcribe(
+    batched, _info = KeepTailPipeline(model, window_frames).transcribe(
         speech,
         language=language,
         task="transcribe",

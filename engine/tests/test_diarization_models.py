@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sori_engine.campplus import get_model as campplus_model
-from sori_engine.diarization_weights import CAMPPLUS, SEGMENTATION, WeightsMissing, locate
-from sori_engine.fbank import fbank
-from sori_engine.segmentation import get_model as segmentation_model
-from sori_engine.torch_checkpoint import CheckpointError, load_state_dict
+from sori_engine.diarization.models.campplus import get_model as campplus_model
+from sori_engine.diarization.models.fbank import fbank
+from sori_engine.diarization.models.segmentation import get_model as segmentation_model
+from sori_engine.diarization.models.torch_checkpoint import CheckpointError, load_state_dict
+from sori_engine.diarization.models.weights import CAMPPLUS, SEGMENTATION, WeightsMissing, locate
 
 REF = np.load(Path(__file__).parent / "fixtures" / "diarization_reference.npz")
 SR = 16000
@@ -109,7 +109,7 @@ def test_campplus_window_pooling(testdata: Path) -> None:
     """Windows pooled from one run over a longer piece (what diarization does): statistics as numpy computes them,
     the whole piece pooled is `embed`, and a window's embedding stays the same voice as the window run alone
     (cosine 0.80-0.97 measured: the piece's context, other speakers included, enters the CAM layers)."""
-    from sori_engine.campplus import frame_range, stats_pool
+    from sori_engine.diarization.models.campplus import frame_range, stats_pool
 
     model = campplus_model(locate(CAMPPLUS))
     x = _read(testdata, "multi/deeply_ko_dialogue_constructed.wav")[: 6 * SR]

@@ -12,8 +12,17 @@ import pytest
 from conftest import Engine
 
 from sori_engine import audio
-from sori_engine.diarize import DEFAULT_CONFIG, RESEMBLYZER_CONFIG, DiarizeResult, diarize_samples
-from sori_engine.speaker_model import (
+from sori_engine.diarization import (
+    DEFAULT_CONFIG,
+    RESEMBLYZER_CONFIG,
+    DiarizeResult,
+    Windowing,
+    diarize_embedded,
+    diarize_samples,
+    embed_blocks,
+    embed_samples,
+)
+from sori_engine.diarization.models.resemblyzer import (
     N_MELS,
     SpeakerEncoder,
     WeightsError,
@@ -174,7 +183,7 @@ def test_long_file_path_clusters_a_subset(testdata: Path) -> None:
 def test_count_estimation_steps_down_an_over_split() -> None:
     """`estimate_count` lowers a silhouette choice k ≥ 3 while its two closest centroids are closer than merge_sim:
     four tight clusters made of two voices (two 'distances' each) count as two speakers, four distinct ones as four."""
-    from sori_engine.diarize import estimate_count
+    from sori_engine.diarization.clustering import estimate_count
 
     rng = np.random.default_rng(0)
 
@@ -194,6 +203,53 @@ def test_count_estimation_steps_down_an_over_split() -> None:
     assert estimate_count(emb, cfg) == 2
     four = blobs(np.abs(rng.normal(0, 1, (4, 256))), 40, 0.12)
     assert estimate_count(four, cfg) == 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Bounded memory: the file as a stream of blocks, in windows
+
+
+@pytest.mark.parametrize("cfg", [DEFAULT_CONFIG, RESEMBLYZER_CONFIG], ids=["campplus", "resemblyzer"])
+def test_small_windows_give_the_one_window_result(testdata: Path, cfg, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dialogue in one block and one window of each detector (Silero's 320 s batch, 16 segmentation chunks)
+    against 0.7 s blocks, Silero batches of 3.2 s and segmentation batches of 2 chunks (15 s), resemblyzer's
+    windows embedded 8 at a time: the same regions, windows, embeddings (bit for bit) and turns."""
+    from sori_engine.diarization.embedders import ResemblyzerEmbedder
+
+    x = _load(testdata, DIALOGUE + ".wav")
+    one = embed_samples(x, cfg)
+    step = int(0.7 * SR) + 13  # blocks that line up with no frame, chunk or window
+    monkeypatch.setattr(ResemblyzerEmbedder, "FLUSH_WINDOWS", 8)
+    small = embed_blocks(
+        lambda: (x[i : i + step] for i in range(0, x.shape[0], step)),
+        cfg,
+        windowing=Windowing(vad_frames=100, seg_chunks=2),
+    )
+    assert one.n_frames == small.n_frames and one.duration_s == small.duration_s
+    assert one.regions == small.regions and one.windows == small.windows
+    assert np.array_equal(one.emb, small.emb)
+    assert (one.overlap is None) == (small.overlap is None)
+    if one.overlap is not None and small.overlap is not None:
+        assert np.array_equal(one.overlap, small.overlap)
+    for spk in (2, 0):
+        assert diarize_embedded(one, spk, cfg) == diarize_embedded(small, spk, cfg)
+
+
+def test_silero_scan_matches_faster_whisper(testdata: Path) -> None:
+    """Silero over a stream in small batches gives faster-whisper's get_speech_timestamps on the whole array."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    from sori_engine import vad
+    from sori_engine.vad import SileroScan
+
+    x = np.concatenate([_load(testdata, DIALOGUE + ".wav"), np.zeros(SR // 3, np.float32)])
+    opts = VadOptions(threshold=0.5, min_silence_duration_ms=300, speech_pad_ms=60, min_speech_duration_ms=100)
+    scan = SileroScan(batch_frames=64)
+    for i in range(0, x.shape[0], 5000):
+        scan.feed(x[i : i + 5000])
+    ours = [(r["start"], r["end"]) for r in vad.regions(scan.finish(), opts, x.shape[0])]
+    theirs = [(int(t["start"]), int(t["end"])) for t in get_speech_timestamps(x, opts)]
+    assert ours == theirs and len(ours) > 5
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -331,7 +387,7 @@ def test_diarize_op_too_long(engine: Engine, testdata: Path) -> None:
 
 
 def test_backend_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sori_engine.diarize import BACKEND_ENV, config_from_env
+    from sori_engine.diarization.config import BACKEND_ENV, config_from_env
     from sori_engine.protocol import EngineError
 
     monkeypatch.delenv(BACKEND_ENV, raising=False)
@@ -343,23 +399,14 @@ def test_backend_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> No
         config_from_env()
 
 
-def test_overlap_local_check() -> None:
-    """`overlap_local_check`: an overlap run whose two local speakers (of the segmentation) both map to one cluster
-    gets no second speaker; one whose local speakers map to two clusters does (synthetic frame data)."""
-    from sori_engine.diarize import overlap_turns
-
-    # frames 0-99 cluster 0, 100-199 cluster 1; overlap at 90-110 (a real hand-over) and at 40-50 (inside speaker 0)
-    labels = np.array([0] * 100 + [1] * 100)
-    overlap = np.zeros(200, dtype=bool)
-    overlap[90:110] = overlap[40:50] = True
-    local = np.array([0] * 100 + [1] * 100)  # local speaker 0 is cluster 0, local speaker 1 cluster 1 (chunk 0)
-    second = np.full(200, -1)
-    second[90:110] = np.where(np.arange(90, 110) < 100, 1, 0)  # the hand-over: the other local speaker
-    second[40:50] = 2  # local speaker 2 ...
-    local_ext = local.copy()
-    local_ext[0:20] = 2  # ... is dominant at the start, where the frames are cluster 0: the same voice
-    cfg = replace(DEFAULT_CONFIG, overlap_context_s=1.0)
-    plain = overlap_turns(labels, overlap, replace(cfg, overlap_local_check=0), local_ext, second)
-    checked = overlap_turns(labels, overlap, replace(cfg, overlap_local_check=1), local_ext, second)
-    assert [(a, b) for a, b, _ in plain] == [(40, 50), (90, 110)]
-    assert [(a, b) for a, b, _ in checked] == [(90, 110)]
+def test_cut_spans_from_a_stream() -> None:
+    """The second pass cuts each unit's samples from blocks that line up with nothing, keeping only what is still
+    needed (a span may start before the previous one ends, or reach back at the file's end)."""
+    x = np.arange(100_000, dtype=np.float32)
+    spans = [(100, 5100), (6000, 6300), (6200, 26400), (30000, 30100), (89000, 99999), (88000, 100_000)]
+    units = [((i, i), sp) for i, sp in enumerate(spans)]
+    blocks = [x[i : i + 777] for i in range(0, x.shape[0], 777)]
+    got = list(audio.cut_spans(iter(blocks), units))
+    assert [u for u, _ in got] == [u for u, _ in units]
+    for (_u, (a, b)), (_v, cut) in zip(units, got, strict=True):
+        assert np.array_equal(cut, x[a:b])

@@ -86,3 +86,21 @@ def test_refine_missing_audio_is_a_decode_failure(engine: Engine, model: dict[st
         },
     )
     assert reply.error_code == "audio_decode_failed"
+
+
+def test_refine_spans_in_any_order_score_as_each_alone(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
+    """The spans are cut from one streamed decode in order of their start, whatever order the request gives them
+    in: each span's scores are those of the span sent alone, a span reaching past the file's end is cut short there
+    (45 s asked, the 3 s clip scored), one wholly past it gets none, and the answer keeps the request's order."""
+    spans = [
+        {"start": 1.0, "end": 2.8, "text": "기간은 20일입니다", "language": "ko"},
+        {"start": 0.0, "end": 1.3, "text": "다섯 권까지", "language": "ko"},
+        {"start": 0.0, "end": 45.0, "text": SAID, "language": "ko"},
+        {"start": 100.0, "end": 102.0, "text": SAID, "language": "ko"},
+        {"start": 0.0, "end": 2.8, "text": SAID, "language": "ko"},
+    ]
+    together = refine_ko(engine, model, testdata, spans, []).result["spans"]
+    assert [s["current_score"] is None for s in together] == [False, False, False, True, False]
+    for span, got in zip(spans, together, strict=True):
+        alone = refine_ko(engine, model, testdata, [span], []).result["spans"][0]
+        assert got == alone

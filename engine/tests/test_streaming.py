@@ -75,6 +75,18 @@ def test_finish_finalises_open_speech_and_silence_gives_nothing(testdata: Path, 
     assert len(r["events"]) == 1 and r["events"][0]["final"]
 
 
+def test_finish_closes_every_utterance_the_buffer_holds(testdata: Path, model: dict[str, Any]) -> None:
+    # Two sentences with a pause longer than epd_time, sent in one frame together with EOS (a slow engine or a
+    # client that sends in large blocks): each gets its final, none is dropped with the session.
+    first = pcm8k(testdata / CLIP)
+    open_session("s3", model)
+    r = feed("s3", first + pcm8k(testdata / CLIP, silence_s=0), finish=True)  # the second ends at EOS, not a pause
+    finals = [e for e in r["events"] if e["final"]]
+    assert len(finals) == 2, r["events"]
+    assert finals[0]["speech_start"] < len(first) / 16000 <= finals[1]["speech_start"] + 1e-6
+    assert all(len(" ".join(s["text"] for s in e["segments"])) >= 10 for e in finals)
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

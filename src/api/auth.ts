@@ -5,42 +5,58 @@ import { dummySecretHash, verifySecret } from "../auth/secrets.js";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { getClient } from "../storage/clients.js";
-import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
+import { ErrorBody, Int, type Route, route } from "./route.js";
 
+const CREDENTIALS_REFUSAL = "client_id and client_secret are required (form fields)";
 const Credentials = z
-  .object({ client_id: z.string().min(1), client_secret: z.string().min(1) })
+  .object(
+    {
+      client_id: z.string({ error: CREDENTIALS_REFUSAL }).min(1, CREDENTIALS_REFUSAL),
+      client_secret: z.string({ error: CREDENTIALS_REFUSAL }).min(1, CREDENTIALS_REFUSAL),
+    },
+    { error: CREDENTIALS_REFUSAL },
+  )
   .meta({ id: "Credentials" });
 const Token = z.object({ access_token: z.string(), expire_at: Int.meta({ description: "epoch seconds" }) });
 
-export const authDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/v1/authenticate",
-    summary: "Issue an access token",
-    body: { "application/x-www-form-urlencoded": Credentials, "multipart/form-data": Credentials },
-    responses: { 200: { description: "A token", content: { "application/json": Token } } },
-    errors: ["H0001", "H0002", "H0005", "A0003"],
-    errorBody: ErrorBody,
-  },
-];
+const authenticate = {
+  method: "post",
+  path: "/v1/authenticate",
+  summary: "Issue an access token",
+  body: Credentials,
+  bodyTypes: ["application/x-www-form-urlencoded", "multipart/form-data"],
+  responses: { 200: { description: "A token", content: { "application/json": Token } } },
+  errors: ["H0001", "H0002", "H0005", "A0003"],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+export const authDeclarations: Route[] = [authenticate];
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { config, store, tokens, limiter } = app.sori;
 
-  app.post("/v1/authenticate", async (req) => {
-    // Throttle by address: this is where secrets are guessed.
+  // Before the body is checked: throttled by address (this is where secrets are guessed); a multipart form's fields
+  // become the body, which the schema then checks as it does a url-encoded form's.
+  async function beforeChecks(req: FastifyRequest): Promise<void> {
     if (!(await limiter.take(`auth:${req.ip}`, config.authRps, config.authBurst))) {
       throw new ApiError("A0003", "too many authentication attempts; slow down");
     }
-    const body = Credentials.safeParse(req.isMultipart() ? await multipartFields(req) : (req.body ?? {}));
-    if (!body.success) throw new ApiError("H0001", "client_id and client_secret are required (form fields)");
-    const { client_id: clientId, client_secret: secret } = body.data;
-    const client = clientId.length <= 64 ? await getClient(store, clientId) : undefined;
-    // Verify against a dummy hash for unknown ids so both failures take the same time.
-    const ok = await verifySecret(secret.slice(0, 256), client?.secret_hash ?? (await dummySecretHash()));
-    if (!client || !ok || client.disabled) throw new ApiError("H0002", "invalid client credentials");
-    return (await tokens.issue(client.id)) satisfies z.infer<typeof Token>;
-  });
+    if (req.isMultipart()) req.body = await multipartFields(req);
+  }
+
+  route(
+    app,
+    authenticate,
+    async (req) => {
+      const { client_id: clientId, client_secret: secret } = req.body;
+      const client = clientId.length <= 64 ? await getClient(store, clientId) : undefined;
+      // Verify against a dummy hash for unknown ids so both failures take the same time.
+      const ok = await verifySecret(secret.slice(0, 256), client?.secret_hash ?? (await dummySecretHash()));
+      if (!client || !ok || client.disabled) throw new ApiError("H0002", "invalid client credentials");
+      return tokens.issue(client.id);
+    },
+    { preValidation: beforeChecks },
+  );
 }
 
 /** Form fields of a multipart body (`curl -F`), which clients send as often as url-encoded forms. */

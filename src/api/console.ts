@@ -5,7 +5,7 @@ import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { projectRoot } from "../config.js";
-import { ErrorBody, type RouteDoc, Text } from "./routeDoc.js";
+import { ErrorBody, type Route, route, Text } from "./route.js";
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -13,27 +13,28 @@ const TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",
 };
 
-export const consoleDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/",
-    summary: "Web console",
-    responses: {
-      200: { description: "The console's page", content: { "text/html": Text } },
-      404: { description: "Console not built", content: { "text/plain": Text } },
-    },
+const page = {
+  method: "get",
+  path: "/",
+  summary: "Web console",
+  responses: {
+    200: { description: "The console's page", content: { "text/html": Text } },
+    404: { description: "Console not built", content: { "text/plain": Text } },
   },
-  {
-    method: "get",
-    path: "/console/:file",
-    summary: "Web console assets",
-    params: z.object({ file: z.string() }),
-    responses: {
-      200: { description: "A built asset", content: { "text/javascript": Text, "text/css": Text } },
-      404: { description: "No such asset", content: { "application/json": ErrorBody } },
-    },
+} satisfies Route;
+
+const asset = {
+  method: "get",
+  path: "/console/:file",
+  summary: "Web console assets",
+  params: z.object({ file: z.string() }),
+  responses: {
+    200: { description: "A built asset", content: { "text/javascript": Text, "text/css": Text } },
+    404: { description: "No such asset", content: { "application/json": ErrorBody } },
   },
-];
+} satisfies Route;
+
+export const consoleDeclarations: Route[] = [page, asset];
 
 export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
   const dir = opts.dir ?? path.join(projectRoot, "console", "dist");
@@ -49,7 +50,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string }
     "content-security-policy": "default-src 'self'; media-src 'self' blob:; style-src 'self'; img-src 'self' data:",
   };
 
-  app.get("/", async (_req, reply) => {
+  route(app, page, async (_req, reply) => {
     const index = files.get("index.html");
     if (!index)
       return reply
@@ -58,9 +59,12 @@ export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string }
         .send("The console is not built: run `make build` (or `npm run build`).\n");
     return reply.headers(headers).type(index.type).send(index.body);
   });
-  app.get<{ Params: { file: string } }>("/console/:file", async (req, reply) => {
+  route(app, asset, async (req, reply) => {
     const f = files.get(req.params.file);
-    if (!f || req.params.file === "index.html") return reply.callNotFound();
+    if (!f || req.params.file === "index.html") {
+      reply.callNotFound();
+      return reply;
+    }
     return reply
       .headers({ ...headers, "cache-control": "no-cache" })
       .type(f.type)

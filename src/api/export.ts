@@ -7,52 +7,49 @@ import { CONTENT_TYPES, EXPORT_FORMATS, renderExport } from "../export/formats.j
 import { readJobConfig, readResults } from "../storage/stored.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
-import { ErrorBody, type RouteDoc, Text } from "./routeDoc.js";
+import { ErrorBody, type Route, route, Text } from "./route.js";
 
-const ExportQuery = z.object({ format: z.enum(EXPORT_FORMATS).default("srt") });
+const ExportQuery = z.object({
+  format: z.enum(EXPORT_FORMATS, { error: `format must be one of ${EXPORT_FORMATS.join(", ")}` }).default("srt"),
+});
 
-export const exportDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/v1/transcribe/:id/export",
-    summary: "A completed job as subtitles or text (extra)",
-    auth: true,
-    params: JobIdParams,
-    query: ExportQuery,
-    responses: {
-      200: {
-        description: "The transcript",
-        content: Object.fromEntries(Object.values(CONTENT_TYPES).map((t) => [t.split(";")[0]!, Text])),
-      },
+const exportRoute = {
+  method: "get",
+  path: "/v1/transcribe/:id/export",
+  summary: "A completed job as subtitles or text (extra)",
+  auth: true,
+  params: JobIdParams,
+  query: ExportQuery,
+  responses: {
+    200: {
+      description: "The transcript",
+      content: Object.fromEntries(Object.values(CONTENT_TYPES).map((t) => [t.split(";")[0]!, Text])),
     },
-    errors: [...READ_ERRORS],
-    errorBody: ErrorBody,
   },
-];
+  errors: [...READ_ERRORS],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+export const exportDeclarations: Route[] = [exportRoute];
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", requireClient);
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
-    "/v1/transcribe/:id/export",
-    async (req, reply) => {
-      const client = req.client!;
-      const query = ExportQuery.safeParse(req.query);
-      if (!query.success) throw new ApiError("H0001", `format must be one of ${EXPORT_FORMATS.join(", ")}`);
-      const { format } = query.data;
-      await takeRead(app, client);
-      const job = await findOwnJob(app, client, req.params.id);
-      if (job.state !== "completed") {
-        const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";
-        throw new ApiError("H0004", `no result to export: ${why}`);
-      }
-      const config = readJobConfig(job.config);
-      const speakers = config.use_diarization ? "speaker" : config.use_multi_channel ? "channel" : null;
-      const body = renderExport(format, readResults(job.result)?.utterances ?? [], { speakers });
-      return reply
-        .header("content-type", CONTENT_TYPES[format])
-        .header("content-disposition", `attachment; filename="${job.id}.${format}"`)
-        .send(body);
-    },
-  );
+  route(app, exportRoute, async (req, reply) => {
+    const client = req.client!;
+    const { format } = req.query;
+    await takeRead(app, client);
+    const job = await findOwnJob(app, client, req.params.id);
+    if (job.state !== "completed") {
+      const why = job.state === "failed" ? "the job failed" : "the job is still transcribing";
+      throw new ApiError("H0004", `no result to export: ${why}`);
+    }
+    const config = readJobConfig(job.config);
+    const speakers = config.use_diarization ? "speaker" : config.use_multi_channel ? "channel" : null;
+    const body = renderExport(format, readResults(job.result)?.utterances ?? [], { speakers });
+    return reply
+      .header("content-type", CONTENT_TYPES[format])
+      .header("content-disposition", `attachment; filename="${job.id}.${format}"`)
+      .send(body);
+  });
 }

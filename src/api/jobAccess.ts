@@ -1,20 +1,22 @@
-// The one way a route finds a caller's job by id: the read table's rules (400 H0001 bad id, 404 H0004 unknown or
-// deleted, 403 H0003 another client's, 410 H0007 expired), and the read rate limit (429 A0003). The read, export
-// and delete routes all go through here, so they cannot disagree about who may see what.
+// The one way a route finds a caller's job by id: the read table's rules (400 H0001 bad id, checked by the routes'
+// `id` schema before the handler runs; 404 H0004 unknown or deleted, 403 H0003 another client's, 410 H0007
+// expired), and the read rate limit (429 A0003). The read, export and delete routes all go through here, so they
+// cannot disagree about who may see what.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 
-export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** The `id` path parameter of every job route (findOwnJob checks it). */
+/** The `id` path parameter of every job route. */
 export const JobIdParams = z.object({
-  id: z.string().regex(JOB_ID).meta({
-    description:
-      "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
-  }),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "invalid transcribe id")
+    .meta({
+      description:
+        "Job id returned by submit. Anything else not matching the pattern is 400 H0001 (over 200 characters, 404 H0004: no route takes it).",
+    }),
 });
 // The read table's refusals (read, export).
 export const READ_ERRORS = ["H0001", "H0002", "H0003", "H0004", "H0007", "A0003"] as const;
@@ -33,14 +35,13 @@ export interface LookupOptions {
   expired?: "reject" | "allow";
 }
 
-/** The caller's job, or the spec's error for why it cannot be had. */
+/** The caller's job, or the spec's error for why it cannot be had (`id` as JobIdParams checked it). */
 export async function findOwnJob(
   app: FastifyInstance,
   client: ClientRow,
   id: string,
   opts: LookupOptions = {},
 ): Promise<JobRow> {
-  if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
   const job = await getJob(app.sori.store, id);
   if (!job || job.deleted_at !== null) throw new ApiError("H0004", "no transcription with this id");
   if (job.client_id !== client.id) throw new ApiError("H0003", "this transcription belongs to another client");

@@ -9,7 +9,7 @@ import type { JobRow } from "../storage/jobs.js";
 import type { JobState } from "../storage/schema.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, isExpired, JobIdParams, takeRead } from "./jobAccess.js";
-import { ErrorBody, Int, type RouteDoc } from "./routeDoc.js";
+import { ErrorBody, Int, type Route, route } from "./route.js";
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
@@ -22,10 +22,22 @@ const STATUS_STATES: Record<Status, JobState[]> = {
   failed: ["failed"],
 };
 
+const LIMIT_REFUSAL = `limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`;
+const CURSOR_REFUSAL = "cursor is not one this server gave out";
 const ListQuery = z.object({
-  status: z.enum(STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional().meta({ default: LIST_DEFAULT_LIMIT }),
-  cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
+  status: z.enum(STATUSES, { error: `status must be one of ${STATUSES.join(", ")}` }).optional(),
+  // Digits only: a plain number coercion would also take "1e1", " 5" or "0x10".
+  limit: z.preprocess(
+    (v) => (typeof v === "string" && /^\d{1,3}$/.test(v) ? Number(v) : v),
+    z
+      .number({ error: LIMIT_REFUSAL })
+      .int(LIMIT_REFUSAL)
+      .min(1, LIMIT_REFUSAL)
+      .max(LIST_MAX_LIMIT, LIMIT_REFUSAL)
+      .optional()
+      .meta({ default: LIST_DEFAULT_LIMIT }),
+  ),
+  cursor: z.string({ error: CURSOR_REFUSAL }).optional().meta({ description: "next_cursor of the previous page" }),
 });
 const Time = z.iso.datetime();
 const ListItem = z
@@ -47,28 +59,29 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _listItemIsTheClients: Same<z.infer<typeof ListItem>, JobListItem> = true;
 void _listItemIsTheClients;
 
-export const jobsListDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/v1/transcribe",
-    summary: "List the caller's jobs, newest first (extra)",
-    auth: true,
-    query: ListQuery,
-    responses: { 200: { description: "One page", content: { "application/json": ListPage } } },
-    errors: ["H0001", "H0002", "A0003"],
-    errorBody: ErrorBody,
-  },
-  {
-    method: "delete",
-    path: "/v1/transcribe/:id",
-    summary: "Delete a job's audio and result (extra)",
-    auth: true,
-    params: JobIdParams,
-    responses: { 200: { description: "Deleted", content: { "application/json": Deleted } } },
-    errors: ["H0001", "H0002", "H0003", "H0004", "A0003"],
-    errorBody: ErrorBody,
-  },
-];
+const list = {
+  method: "get",
+  path: "/v1/transcribe",
+  summary: "List the caller's jobs, newest first (extra)",
+  auth: true,
+  query: ListQuery,
+  responses: { 200: { description: "One page", content: { "application/json": ListPage } } },
+  errors: ["H0001", "H0002", "A0003"],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+const remove = {
+  method: "delete",
+  path: "/v1/transcribe/:id",
+  summary: "Delete a job's audio and result (extra)",
+  auth: true,
+  params: JobIdParams,
+  responses: { 200: { description: "Deleted", content: { "application/json": Deleted } } },
+  errors: ["H0001", "H0002", "H0003", "H0004", "A0003"],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+export const jobsListDeclarations: Route[] = [list, remove];
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -92,31 +105,22 @@ export function listItem(job: JobRow): JobListItem {
 const encodeCursor = (seq: number): string => Buffer.from(`s:${seq}`).toString("base64url");
 function decodeCursor(cursor: string): number {
   const m = /^s:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m || cursor.length > 40) throw new ApiError("H0001", "cursor is not one this server gave out");
+  if (!m || cursor.length > 40) throw new ApiError("H0001", CURSOR_REFUSAL);
   return Number(m[1]);
 }
 
 export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", requireClient);
 
-  app.get<{ Querystring: { status?: string; limit?: string; cursor?: string } }>("/v1/transcribe", async (req) => {
+  route(app, list, async (req) => {
     const client = req.client!;
-    const { status, limit: limitText, cursor } = req.query;
-    if (!ListQuery.shape.status.safeParse(status).success) {
-      throw new ApiError("H0001", `status must be one of ${Object.keys(STATUS_STATES).join(", ")}`);
-    }
-    // Digits only: the coercion would also take "1e1", " 5" or "0x10".
-    const parsedLimit = ListQuery.shape.limit.safeParse(limitText);
-    if (!/^\d{1,3}$/.test(limitText ?? "1") || !parsedLimit.success) {
-      throw new ApiError("H0001", `limit must be a whole number from 1 to ${LIST_MAX_LIMIT}`);
-    }
-    const limit = parsedLimit.data ?? LIST_DEFAULT_LIMIT;
+    const { status, limit = LIST_DEFAULT_LIMIT, cursor } = req.query;
     const beforeSeq = cursor === undefined || cursor === "" ? undefined : decodeCursor(cursor);
     await takeRead(app, client);
     // One row more than asked tells whether another page follows.
     const rows = await listJobs(app.sori.store, {
       clientId: client.id,
-      states: status === undefined ? undefined : STATUS_STATES[status as Status],
+      states: status === undefined ? undefined : STATUS_STATES[status],
       beforeSeq,
       limit: limit + 1,
     });
@@ -125,10 +129,10 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     return {
       transcribes: page.map(listItem),
       next_cursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
-    } satisfies z.infer<typeof ListPage>;
+    };
   });
 
-  app.delete<{ Params: { id: string } }>("/v1/transcribe/:id", async (req) => {
+  route(app, remove, async (req) => {
     const client = req.client!;
     await takeRead(app, client);
     const job = await findOwnJob(app, client, req.params.id, { expired: "allow" });
@@ -136,6 +140,6 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     if (!gone) throw new ApiError("H0004", "no transcription with this id");
     if (gone.blobKey) await app.sori.blobs.remove(gone.blobKey);
     req.log.info({ job_id: job.id, client_id: client.id, state: job.state }, "job deleted");
-    return { id: job.id, deleted: true } satisfies z.infer<typeof Deleted>;
+    return { id: job.id, deleted: true as const };
   });
 }

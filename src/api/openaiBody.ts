@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Utterance } from "../domain/utterance.js";
 import type { ApiError } from "../errors.js";
 import { renderExport } from "../export/formats.js";
-import { ErrorBody, Int } from "./routeDoc.js";
+import { ErrorBody, Int } from "./route.js";
 
 export const OPENAI_FORMATS = ["json", "text", "srt", "vtt", "verbose_json"] as const;
 export type OpenAiFormat = (typeof OPENAI_FORMATS)[number];

@@ -25,7 +25,7 @@ import {
   openAiBody,
   openAiError,
 } from "./openaiBody.js";
-import { type RouteDoc, Text } from "./routeDoc.js";
+import { type Route, route, Text } from "./route.js";
 import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
@@ -52,8 +52,9 @@ const OPENAI_TEXT_PARTS = [
   "pii_redaction",
 ];
 
-// The multipart form as OpenAI documents it; openAiFields/toJobConfig read it (with the messages OpenAI's clients
-// expect), and the OpenAPI document shows it.
+// The multipart form as OpenAI documents it, for the OpenAPI document only: the handler reads it as a stream after
+// the size and admission checks, and openAiFields/toJobConfig check its fields (with the messages OpenAI's clients
+// expect).
 const OpenAiForm = z.object({
   file: z.string().meta({ format: "binary" }),
   model: z.enum(Object.keys(OPENAI_MODELS) as [string, ...string[]]),
@@ -68,23 +69,23 @@ const OpenAiForm = z.object({
     description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
   }),
 });
-export const openaiDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/v1/audio/transcriptions",
-    summary: "OpenAI-compatible synchronous transcription (extra)",
-    auth: true,
-    body: { "multipart/form-data": OpenAiForm },
-    responses: {
-      200: {
-        description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",
-        content: { "application/json": z.union([OpenAiJson, OpenAiVerbose]), "text/plain": Text },
-      },
+const transcriptions = {
+  method: "post",
+  path: "/v1/audio/transcriptions",
+  summary: "OpenAI-compatible synchronous transcription (extra)",
+  auth: true,
+  upload: { form: OpenAiForm },
+  responses: {
+    200: {
+      description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",
+      content: { "application/json": z.union([OpenAiJson, OpenAiVerbose]), "text/plain": Text },
     },
-    errors: ["H0001", "H0010", "H0002", "H0004", "H0005", "H0006", "A0001", "A0002"],
-    errorBody: OpenAiError,
   },
-];
+  errors: ["H0001", "H0010", "H0002", "H0004", "H0005", "H0006", "A0001", "A0002"],
+  errorBody: OpenAiError,
+} satisfies Route;
+
+export const openaiDeclarations: Route[] = [transcriptions];
 
 /** Longest a call waits for its job (queue wait included) before answering E500 with the job id to read later. */
 const MAX_WAIT_MS = 30 * 60_000;
@@ -167,7 +168,7 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
     reply.status(e.status).send(openAiError(e));
   });
 
-  app.post("/v1/audio/transcriptions", async (req, reply) => {
+  route(app, transcriptions, async (req, reply) => {
     const client = req.client!;
     // An upload known to be too large is answered without reading it (see closeAfterAnswer).
     if (Number(req.headers["content-length"] ?? 0) > config.openaiMaxFileBytes + 1024 * 1024) {

@@ -1,29 +1,30 @@
 // GET /openapi.json: an OpenAPI 3.1 description of every route, served without auth so that API tools (and the
 // schemathesis run in test/security) can read it. Nothing here describes a route: each route module declares its
-// parameters, bodies and answers as the zod schemas its handler uses (routeDoc.ts), and this file only turns those
-// declarations into the document (zod's own JSON Schema export). test/security/openapi.test.ts checks that every
-// route Fastify has is described, and the HTTP tests that real answers match.
+// parameters, bodies and answers as the zod schemas that Fastify checks its requests with (route.ts), and this
+// file only turns those declarations into the document (zod's own JSON Schema export). test/security/
+// openapi.test.ts checks that every route Fastify has is described, and the HTTP tests that real answers match.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ERROR_CODES, type ErrorCode } from "../errors.js";
 import { Liveness, Readiness } from "../metrics/health.js";
-import { authDocs } from "./auth.js";
-import { callbackSecretDocs } from "./callbackSecret.js";
-import { consoleDocs } from "./console.js";
-import { exportDocs } from "./export.js";
-import { jobsListDocs } from "./jobsList.js";
-import { openaiDocs } from "./openaiCompat.js";
-import { type RouteDoc, Text } from "./routeDoc.js";
-import { streamingDocs } from "./streaming.js";
-import { transcribeDocs } from "./transcribe.js";
+import { authDeclarations } from "./auth.js";
+import { callbackSecretDeclarations } from "./callbackSecret.js";
+import { consoleDeclarations } from "./console.js";
+import { exportDeclarations } from "./export.js";
+import { jobsListDeclarations } from "./jobsList.js";
+import { openaiDeclarations } from "./openaiCompat.js";
+import { type Route, route, Text } from "./route.js";
+import { streamingDeclarations } from "./streaming.js";
+import { transcribeDeclarations } from "./transcribe.js";
 
 type Schema = Record<string, unknown>;
 
-// The operations routes live with the metrics (src/metrics/health.ts), below the HTTP layer; their shapes are
-// declared there and wrapped here.
-function healthDocs(metrics: boolean): RouteDoc[] {
-  const docs: RouteDoc[] = [
+// The operations routes live with the metrics (src/metrics/health.ts), below the HTTP layer, and are also served by
+// the metrics server without it (src/metrics/server.ts): they are registered there, their shapes declared there
+// and wrapped here.
+function healthDeclarations(metrics: boolean): Route[] {
+  const docs: Route[] = [
     {
       method: "get",
       path: "/healthz",
@@ -51,7 +52,7 @@ function healthDocs(metrics: boolean): RouteDoc[] {
   return docs;
 }
 
-const selfDoc: RouteDoc = {
+const self = {
   method: "get",
   path: "/openapi.json",
   summary: "This document",
@@ -61,22 +62,22 @@ const selfDoc: RouteDoc = {
       content: { "application/json": z.looseObject({ openapi: z.literal("3.1.0") }) },
     },
   },
-};
+} satisfies Route;
 
 /** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS; `streaming`: whether the
  * streaming extension is on, SORI_STREAM_SESSIONS > 0). */
-export function routeDocs(opts: { metrics: boolean; streaming?: boolean }): RouteDoc[] {
+export function routeDeclarations(opts: { metrics: boolean; streaming?: boolean }): Route[] {
   return [
-    ...authDocs,
-    ...transcribeDocs,
-    ...jobsListDocs,
-    ...exportDocs,
-    ...openaiDocs,
-    ...callbackSecretDocs,
-    ...consoleDocs,
-    ...healthDocs(opts.metrics),
-    ...(opts.streaming ? streamingDocs : []),
-    selfDoc,
+    ...authDeclarations,
+    ...transcribeDeclarations,
+    ...jobsListDeclarations,
+    ...exportDeclarations,
+    ...openaiDeclarations,
+    ...callbackSecretDeclarations,
+    ...consoleDeclarations,
+    ...healthDeclarations(opts.metrics),
+    ...(opts.streaming ? streamingDeclarations : []),
+    self,
   ];
 }
 
@@ -103,7 +104,7 @@ class Converter {
 const openApiPath = (path: string): string =>
   path.replace(/::|:([A-Za-z0-9_]+)/g, (_m, name?: string) => (name ? `{${name}}` : ":"));
 
-function parameters(c: Converter, where: "path" | "query", shape: z.ZodObject | undefined): Schema[] {
+function parameters(c: Converter, where: "path" | "query", shape: z.ZodType | undefined): Schema[] {
   if (!shape) return [];
   const object = c.convert(shape, "input") as { properties?: Record<string, Schema>; required?: string[] };
   return Object.entries(object.properties ?? {}).map(([name, schema]) => {
@@ -114,7 +115,7 @@ function parameters(c: Converter, where: "path" | "query", shape: z.ZodObject | 
 }
 
 /** Refusals, one entry per HTTP status, with the codes each status stands for. */
-function errorResponses(c: Converter, codes: ErrorCode[], body: z.ZodType): Record<string, Schema> {
+function errorResponses(c: Converter, codes: readonly ErrorCode[], body: z.ZodType): Record<string, Schema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...codes, "E500" as const]) {
     const status = ERROR_CODES[code].status;
@@ -132,7 +133,20 @@ function errorResponses(c: Converter, codes: ErrorCode[], body: z.ZodType): Reco
   );
 }
 
-function operation(c: Converter, doc: RouteDoc): Schema {
+/** The request body by media type: the checked body under each of its types, or the streamed upload's form. */
+function requestBody(c: Converter, doc: Route): Schema | undefined {
+  let content: Record<string, Schema> | undefined;
+  if (doc.upload) {
+    const { form, encoding } = doc.upload;
+    content = { "multipart/form-data": { schema: c.convert(form, "input"), ...(encoding ? { encoding } : {}) } };
+  } else if (doc.body) {
+    const schema = c.convert(doc.body, "input");
+    content = Object.fromEntries((doc.bodyTypes ?? ["application/json"]).map((type) => [type, { schema }]));
+  }
+  return content && { required: true, content };
+}
+
+function operation(c: Converter, doc: Route): Schema {
   const params = [...parameters(c, "path", doc.params), ...parameters(c, "query", doc.query)];
   const responses: Schema = {};
   for (const [status, res] of Object.entries(doc.responses)) {
@@ -142,18 +156,7 @@ function operation(c: Converter, doc: RouteDoc): Schema {
     responses[status] = { description: res.description, ...(content ? { content } : {}) };
   }
   if (doc.errors && doc.errorBody) Object.assign(responses, errorResponses(c, doc.errors, doc.errorBody));
-  const body = doc.body && {
-    required: true,
-    content: Object.fromEntries(
-      Object.entries(doc.body).map(([type, s]) => [
-        type,
-        {
-          schema: c.convert(s, "input"),
-          ...(type === "multipart/form-data" && doc.bodyEncoding ? { encoding: doc.bodyEncoding } : {}),
-        },
-      ]),
-    ),
-  };
+  const body = requestBody(c, doc);
   return {
     summary: doc.summary,
     ...(doc.auth ? { security: [{ bearerAuth: [] }] } : {}),
@@ -171,16 +174,16 @@ function withLanguageCodes(config: Schema | undefined): void {
   props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
 }
 
-export function openApiDocument(opts: { metrics: boolean; streaming?: boolean }): Schema {
+export function openApiDocument(opts: { metrics: boolean; streaming?: boolean }): Schema & { openapi: "3.1.0" } {
   const c = new Converter();
   const paths: Record<string, Schema> = {};
-  for (const doc of routeDocs(opts)) {
+  for (const doc of routeDeclarations(opts)) {
     const p = openApiPath(doc.path);
     paths[p] = { ...paths[p], [doc.method]: operation(c, doc) };
   }
   withLanguageCodes(c.components.Config);
   return {
-    openapi: "3.1.0",
+    openapi: "3.1.0" as const,
     info: {
       title: "sori batch speech-to-text API",
       version: "1",
@@ -208,5 +211,5 @@ export async function openapiRoutes(app: FastifyInstance): Promise<void> {
     metrics: app.sori.config.metrics.enabled,
     streaming: app.sori.config.stream.sessions > 0,
   });
-  app.get("/openapi.json", async () => doc);
+  route(app, self, async () => doc);
 }

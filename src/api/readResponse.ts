@@ -5,7 +5,7 @@ import { ApiError, REFINE_ERROR_CODES, type RefineErrorCode } from "../errors.js
 import { CATEGORIES } from "../insight/schema.js";
 import type { JobRow } from "../storage/jobs.js";
 import { readJobConfig, readResults, readResultsBody } from "../storage/stored.js";
-import { Int } from "./routeDoc.js";
+import { Int } from "./route.js";
 
 const Word = z
   .object({ start_at: Int, duration: Int, text: z.string() })

@@ -3,6 +3,7 @@
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { validatorCompiler } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
 import { healthRoutes } from "../metrics/health.js";
@@ -30,6 +31,8 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
     clientErrorHandler, // parser-level refusals in the spec's shape too
     frameworkErrors,
   });
+  // Routes declare their request's schemas in zod (route.ts); this runs them.
+  app.setValidatorCompiler(validatorCompiler);
   app.decorate("sori", ctx);
   app.decorateRequest("client", null);
 

@@ -5,36 +5,37 @@
 
 import { randomBytes } from "node:crypto";
 import websocket from "@fastify/websocket";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { z } from "zod";
+import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
 import { recordStreamSession } from "../metrics/index.js";
 import { getClient } from "../storage/clients.js";
 import { StreamEngines } from "../streaming/pool.js";
-import { parseStreamQuery, type StreamQuery, StreamQuerySchema } from "../streaming/query.js";
+import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
 import { CLOSE, StreamSession } from "../streaming/session.js";
-import { ErrorBody, type RouteDoc } from "./routeDoc.js";
+import { ErrorBody, type Route, requestSchema } from "./route.js";
 
 export const STREAM_PATH = "/v1/transcribe::streaming"; // `::` is a literal colon for Fastify
 
-export const streamingDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: STREAM_PATH,
-    summary:
-      "Streaming recognition over WebSocket (extension, docs/streaming.md): binary audio frames and the text frame EOS in, JSON answers out",
-    auth: true,
-    query: z.object(StreamQuerySchema.in.shape),
-    responses: { 101: { description: "Switching to the WebSocket protocol" } },
-    errors: ["H0001", "H0002", "A0002"],
-    errorBody: ErrorBody,
-  },
-];
+const stream = {
+  method: "get",
+  path: STREAM_PATH,
+  summary:
+    "Streaming recognition over WebSocket (extension, docs/streaming.md): binary audio frames and the text frame EOS in, JSON answers out",
+  auth: true,
+  query: StreamQuerySchema,
+  responses: { 101: { description: "Switching to the WebSocket protocol" } },
+  errors: ["H0001", "H0002", "A0002"],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+export const streamingDeclarations: Route[] = [stream];
 
 declare module "fastify" {
   interface FastifyRequest {
-    stream: { query: StreamQuery; expiresAt: number } | null;
+    /** When the caller's token expires (epoch ms): the session ends then. */
+    tokenExpiresAt: number | null;
   }
 }
 
@@ -42,34 +43,45 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const { config, tokens, store } = app.sori;
   const limits = config.stream;
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
-  const engines = new StreamEngines(limits.engines, config.python, (line) => app.log.debug({ engine: line }));
+  const engines = new StreamEngines(limits.engines, config.python, limits.interimShare, (line) =>
+    app.log.debug({ engine: line }),
+  );
   let open = 0;
   app.addHook("onClose", async () => engines.stop());
-  app.decorateRequest("stream", null);
+  app.decorateRequest("tokenExpiresAt", null);
   await app.register(websocket, { options: { maxPayload: limits.maxFrameBytes } });
 
-  async function admit(req: FastifyRequest): Promise<void> {
+  // Refused as HTTP before the upgrade, in this order: the token, the query (the route's schema, each problem worded
+  // `field: problem` by queryRefusal), the number of open sessions.
+  async function admitToken(req: FastifyRequest): Promise<void> {
     const header = req.headers.authorization;
     const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i.exec(header.trim()) : null;
     if (!match) throw new ApiError("H0002", "missing or malformed Authorization header (Bearer <token>)");
     const claims = await tokens.claims(match[1]!);
     const client = claims ? await getClient(store, claims.clientId) : undefined;
     if (!claims || !client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
-    const query = parseStreamQuery(req.query);
-    if (!query.ok) throw new ApiError("H0001", query.msg);
+    req.client = client;
+    req.tokenExpiresAt = claims.exp * 1000;
+  }
+  async function admitSession(): Promise<void> {
     if (open >= limits.sessions) {
       throw new ApiError(
         "A0002",
         `this server runs at most ${limits.sessions} streaming sessions at once; try again later`,
       );
     }
-    req.client = client;
-    req.stream = { query: query.value, expiresAt: claims.exp * 1000 };
   }
+  const queryRefusal = ([issue]: FastifySchemaValidationError[]): Error =>
+    new ApiError(
+      "H0001",
+      streamQueryRefusal(issue?.instancePath.split("/").filter(Boolean) ?? [], issue?.message ?? "invalid"),
+    );
 
-  app.get(STREAM_PATH, { websocket: true, preValidation: admit }, (socket, req) => {
-    const admitted = req.stream;
-    if (!admitted) {
+  const checks = { schema: requestSchema(stream), schemaErrorFormatter: queryRefusal };
+  const hooks = { preValidation: admitToken, preHandler: admitSession };
+  app.withTypeProvider<ZodTypeProvider>().get(stream.path, { websocket: true, ...checks, ...hooks }, (socket, req) => {
+    const expiresAt = req.tokenExpiresAt;
+    if (expiresAt === null) {
       socket.close(CLOSE.internal, "not admitted"); // cannot happen: preValidation either admits or refuses
       return;
     }
@@ -78,11 +90,12 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
     const slot = engines.acquire();
     const id = randomBytes(12).toString("base64url");
     let closed = false;
-    const session = new StreamSession(id, admitted.query, {
+    const session = new StreamSession(id, req.query, {
       engine: slot.engine,
+      steps: slot.steps,
       models,
       limits: { maxS: limits.maxS, idleS: limits.idleS, interimMs: limits.interimMs },
-      tokenExpiresAt: admitted.expiresAt,
+      tokenExpiresAt: expiresAt,
       io: {
         send: (answer) => {
           if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(answer));

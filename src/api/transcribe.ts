@@ -10,9 +10,9 @@ import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { ApiError } from "../errors.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
-import { findOwnJob, JOB_ID, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
+import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
 import { ReadBody, readResponse } from "./readResponse.js";
-import { ErrorBody, type RouteDoc } from "./routeDoc.js";
+import { ErrorBody, type Route, route } from "./route.js";
 import { readUpload, singleField } from "./upload.js";
 
 const LINGER_BYTES = 8 * 1024 * 1024;
@@ -39,42 +39,48 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): voi
   });
 }
 
-const ReadQuery = z.object({ result: z.literal("refined").optional() });
+const ReadQuery = z.object({
+  result: z.literal("refined", { error: "result must be 'refined' when given" }).optional(),
+});
 const SubmitBody = z.object({
   config: ConfigSchema.meta({ id: "Config", description: "The submit's config part. Unknown fields are ignored." }),
   file: z.string().meta({ format: "binary", description: "mp4, m4a, mp3, amr, flac or wav" }),
 });
 const Queued = z.strictObject({ id: z.string() });
-export const transcribeDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/v1/transcribe",
-    summary: "Submit a transcription job",
-    auth: true,
-    body: { "multipart/form-data": SubmitBody },
-    bodyEncoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
-    responses: { 200: { description: "Queued", content: { "application/json": Queued } } },
-    errors: ["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"],
-    errorBody: ErrorBody,
+
+const submit = {
+  method: "post",
+  path: "/v1/transcribe",
+  summary: "Submit a transcription job",
+  auth: true,
+  upload: {
+    form: SubmitBody,
+    encoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
   },
-  {
-    method: "get",
-    path: "/v1/transcribe/:id",
-    summary: "Read a job",
-    auth: true,
-    params: JobIdParams,
-    query: ReadQuery,
-    responses: { 200: { description: "The job", content: { "application/json": ReadBody } } },
-    errors: [...READ_ERRORS],
-    errorBody: ErrorBody,
-  },
-];
+  responses: { 200: { description: "Queued", content: { "application/json": Queued } } },
+  errors: ["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+const read = {
+  method: "get",
+  path: "/v1/transcribe/:id",
+  summary: "Read a job",
+  auth: true,
+  params: JobIdParams,
+  query: ReadQuery,
+  responses: { 200: { description: "The job", content: { "application/json": ReadBody } } },
+  errors: [...READ_ERRORS],
+  errorBody: ErrorBody,
+} satisfies Route;
+
+export const transcribeDeclarations: Route[] = [submit, read];
 
 export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
   const { config, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
 
-  app.post("/v1/transcribe", async (req, reply) => {
+  route(app, submit, async (req, reply) => {
     const client = req.client!;
 
     // Refuse before storing the body when the answer is already known. For an oversized upload the rest of the
@@ -119,7 +125,7 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
         { client, config: jobConfig, spoolPath: blob.path, format, audioS },
         (key) => (blobKey = key),
       );
-      return { id } satisfies z.infer<typeof Queued>;
+      return { id };
     } catch (err) {
       // Left behind only if the store is unreachable now; the orphan sweep removes it later.
       if (blobKey) await blobs.remove(blobKey).catch(() => {});
@@ -129,17 +135,10 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
-    "/v1/transcribe/:id",
-    async (req): Promise<ReadBody> => {
-      const client = req.client!;
-      const { id } = req.params;
-      if (!JOB_ID.test(id)) throw new ApiError("H0001", "invalid transcribe id");
-      const query = ReadQuery.safeParse(req.query);
-      if (!query.success) throw new ApiError("H0001", "result must be 'refined' when given");
-      await takeRead(app, client);
-      const job = await findOwnJob(app, client, id);
-      return readResponse(job, query.data.result === "refined");
-    },
-  );
+  route(app, read, async (req) => {
+    const client = req.client!;
+    await takeRead(app, client);
+    const job = await findOwnJob(app, client, req.params.id);
+    return readResponse(job, req.query.result === "refined");
+  });
 }

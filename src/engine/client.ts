@@ -16,7 +16,13 @@ import {
   type TranscribeResult,
 } from "./protocol.js";
 import type { RefineParams, RefineResult } from "./refineProtocol.js";
-import type { StreamAudioParams, StreamAudioResult, StreamOpenParams } from "./streamProtocol.js";
+import type {
+  StreamAudioParams,
+  StreamAudioResult,
+  StreamOpenParams,
+  StreamStepParams,
+  StreamStepResult,
+} from "./streamProtocol.js";
 
 export interface EngineOptions {
   python: string;
@@ -85,6 +91,10 @@ export class Engine {
 
   async streamAudio(params: StreamAudioParams, timeoutMs = 120_000): Promise<StreamAudioResult> {
     return (await this.request("stream_audio", params, { timeoutMs })) as StreamAudioResult;
+  }
+
+  async streamStep(params: StreamStepParams, timeoutMs = 120_000): Promise<StreamStepResult> {
+    return (await this.request("stream_step", params, { timeoutMs })) as StreamStepResult;
   }
 
   async streamClose(session: string): Promise<void> {

@@ -40,3 +40,19 @@ export interface StreamAudioResult {
   received_s: number;
   pending_s: number;
 }
+
+/** `stream_step`: one `stream_audio` for each of several sessions, decoded together (docs/engine.md). */
+export interface StreamStepParams {
+  steps: StreamAudioParams[];
+}
+
+export type StreamStepItem =
+  | (StreamAudioResult & { session: string /** An interim was decoded for this session. */; interim: boolean })
+  | { session: string | null; error: { code: string; msg: string } };
+
+export interface StreamStepResult {
+  /** One per step, in order. */
+  results: StreamStepItem[];
+  /** Wall seconds the step spent decoding interims (0 when it decoded none). */
+  interim_s: number;
+}

@@ -1,14 +1,10 @@
 // How an error thrown by a task becomes the task's recorded failure: its code, the message a client may read, and
 // whether another attempt may pass. One mapping per kind; paths are hidden from every message.
 import { EngineError } from "../engine/protocol.js";
-import type { TaskFailureCode } from "../errors.js";
+import type { AttemptFailure } from "../storage/tasks.js";
 
-export interface TaskFailure {
-  code: TaskFailureCode;
-  message: string;
-  /** A retryable failure goes back to the queue (after a backoff) while attempts remain. */
-  retryable: boolean;
-}
+/** A task's classified failure: what the store records of a failed attempt. */
+export type TaskFailure = AttemptFailure;
 
 /** Thrown by a task function for a failure it has already classified. */
 export class TaskFailed extends Error {

@@ -5,7 +5,7 @@
 import { sql } from "kysely";
 import pg from "pg";
 import type { Logger } from "pino";
-import type { Store } from "../storage/db.js";
+import { PG_LIVENESS, type Store } from "../storage/db.js";
 
 export const JOBS_CHANNEL = "sori_jobs";
 export const LISTENER_NAME = "sori-wakeup";
@@ -43,7 +43,7 @@ export function listenForJobs(databaseUrl: string, onWake: () => void, log: Logg
 
   async function connect(): Promise<void> {
     // Named, so that operators (and the tests) can tell it in pg_stat_activity.
-    const c = new pg.Client({ connectionString: databaseUrl, keepAlive: true, application_name: LISTENER_NAME });
+    const c = new pg.Client({ connectionString: databaseUrl, ...PG_LIVENESS, application_name: LISTENER_NAME });
     client = c;
     let dropped = false;
     const drop = (why: string): void => {

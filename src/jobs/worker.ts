@@ -1,5 +1,5 @@
 // A worker: claims the next task, runs the task function of its kind with its own engine, and records the outcome
-// through the one task lifecycle (queue.ts). While it works it renews the task's lease; if the lease is lost
+// through the one task lifecycle (src/storage/tasks.ts). While it works it renews the task's lease; if the lease is lost
 // (reaped, or the job deleted), it stops the engine rather than decode to the end for nothing; if the worker dies,
 // the reaper hands the task to another worker.
 import type { Logger } from "pino";
@@ -11,12 +11,21 @@ import { recordAttempt, recordFirstClaim, timeStage } from "../metrics/index.js"
 import type { RefinerSettings } from "../refine/refiner.js";
 import { BlobNotFoundError, type BlobStore, type OpenedBlob } from "../storage/blobs/index.js";
 import type { Store } from "../storage/db.js";
-import { getJob, hasPendingTasks, type TaskRow } from "../storage/jobs.js";
+import { getJob, hasPendingTasks } from "../storage/jobs.js";
 import type { TaskKind } from "../storage/schema.js";
 import { KINDS } from "../storage/taskKinds.js";
+import {
+  claimTasks,
+  completeTask,
+  failTask,
+  type Lease,
+  reapExpired,
+  releaseTask,
+  renewLease,
+  type TaskRow,
+} from "../storage/tasks.js";
 import { TaskCheckpoints } from "./checkpoints.js";
 import { hidePaths, TaskFailed } from "./failure.js";
-import { claimTasks, completeTask, failTask, type Lease, reapExpired, releaseTask, renewLease } from "./queue.js";
 import { type TaskDefinition, taskDefinitions } from "./tasks/index.js";
 import { notifyJobQueued } from "./wakeup.js";
 
@@ -158,15 +167,19 @@ export class Worker {
 
     let progress = 0;
     let lost = false;
+    // Set once the attempt's outcome is being recorded: a renewal answered after that (in flight while the task
+    // completed, or held up by a cut link) says nothing about the engine, which may serve the next task by then.
+    let ended = false;
+    let stopping: Promise<void> = Promise.resolve();
     const heartbeat = setInterval(
       () => {
         renewLease(store, task, this.lease, progress)
           .then((ok) => {
-            if (ok || lost) return;
+            if (ok || lost || ended) return;
             lost = true;
             // Someone else owns the task now (or it was cancelled): whatever the engine still computes is discarded.
             tlog.warn("lease lost; stopping the engine");
-            engine.stop(0).catch(() => {});
+            stopping = engine.stop(0).catch(() => {});
           })
           .catch((err) => tlog.warn({ err: (err as Error).message }, "lease renewal failed"));
       },
@@ -192,11 +205,13 @@ export class Worker {
         checkpoints,
       });
       clearInterval(heartbeat);
+      ended = true;
       const stored = !lost && (await timeStage("store", () => completeTask(store, task, this.id, done, retentionMs)));
       outcome = stored ? "completed" : "lost";
       if (stored && done.next && !done.next.failed) this.wakeOthers();
     } catch (err) {
       clearInterval(heartbeat);
+      ended = true;
       const f = def.toFailure(err);
       code = f.code;
       tlog.warn({ code: f.code, reason: f.message }, `${name} attempt failed`);
@@ -210,6 +225,9 @@ export class Worker {
       if (outcome === "retried") this.wakeOthers();
     } finally {
       await audio?.release();
+      // An engine being stopped for a lost lease must be gone before the next task asks it for work (which then
+      // starts a fresh one); otherwise the stop lands on the next task's request and costs it an attempt.
+      await stopping;
     }
 
     const elapsed = (Date.now() - started) / 1000;

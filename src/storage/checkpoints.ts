@@ -1,9 +1,9 @@
 // A task's checkpoints (migration 007): the engine's per-window progress of the task's current work, written as it
-// comes and read back by the next attempt. Writes are fenced like every task write (src/jobs/queue.ts): a worker
-// that no longer holds the task's lease adds nothing.
-import { type Kysely, sql, type Transaction } from "kysely";
+// comes and read back by the next attempt. Writes are fenced like every task write (src/storage/tasks.ts): a worker
+// that no longer holds the task's lease adds nothing. A task's end drops them (src/storage/tasks.ts).
+import { sql } from "kysely";
 import type { Store } from "./db.js";
-import type { Database } from "./schema.js";
+import { fenced } from "./tasks.js";
 
 export interface CheckpointRow {
   part: number;
@@ -20,10 +20,14 @@ export async function saveCheckpoint(
   row: CheckpointRow,
   now = Date.now(),
 ): Promise<boolean> {
+  const held = store.db
+    .selectFrom("tasks")
+    .select(sql.lit(1).as("held"))
+    .where((eb) => fenced(eb, task.seq, task.workerId));
   const r = await sql`
     INSERT INTO task_checkpoints (task_seq, part, idx, offset_s, data, created_at)
     SELECT ${task.seq}, ${row.part}, ${row.idx}, ${row.offset_s}, ${row.data}, ${now}
-    WHERE EXISTS (SELECT 1 FROM tasks WHERE seq = ${task.seq} AND locked_by = ${task.workerId} AND state = 'running')
+    WHERE EXISTS ${held}
     ON CONFLICT DO NOTHING`.execute(store.db);
   return Number(r.numAffectedRows ?? 0) > 0;
 }
@@ -37,10 +41,4 @@ export async function loadCheckpoints(store: Store, taskSeq: number, part: numbe
     .where("part", "=", part)
     .orderBy("idx")
     .execute();
-}
-
-/** Drops a task's checkpoints: it ended, and its result (or error) is all that counts now. */
-export async function dropCheckpoints(db: Kysely<Database> | Transaction<Database>, taskSeqs: number[]): Promise<void> {
-  if (taskSeqs.length === 0) return;
-  await db.deleteFrom("task_checkpoints").where("task_seq", "in", taskSeqs).execute();
 }

@@ -37,14 +37,34 @@ const MIGRATIONS = {
 // well inside JavaScript's safe integer range.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/**
+ * How every PostgreSQL connection notices a dead peer. When the server's end of a connection is gone while the client
+ * waits for an answer (the store's host restarted or failed over while the link was cut, or a partition outlasted the
+ * server's retransmissions), no reset arrives, and without keepalive the query waits forever: a worker stuck so in a
+ * checkpoint write kept renewing its lease on other connections, and its job never ended (test/e2e/deadLink.test.ts).
+ * Node probes an idle connection after `keepAliveInitialDelayMillis`, then every second, ten times: such a query
+ * fails in about 20 s. A connection attempt that gets no answer (frames dropped) gives up after
+ * `connectionTimeoutMillis` rather than the kernel's two minutes of SYN retries, so a process is back at work
+ * within seconds of its link returning.
+ */
+export const PG_LIVENESS = {
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+  connectionTimeoutMillis: 10_000,
+} as const;
+
 export async function openStore(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Store> {
   let db: Kysely<Database>;
   let dialect: Dialect;
   if (opts.databaseUrl) {
     dialect = "postgres";
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, ...PG_LIVENESS });
     // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
     pool.on("error", () => {});
+    // A client in use whose socket fails (a reset, or the keepalive giving up) fails its query and then emits
+    // 'error', which the pool listens for only while the client is idle: unheard, it would crash the process. The
+    // query's rejection carries the error, and the pool drops the broken client when it is released.
+    pool.on("connect", (client) => client.on("error", () => {}));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = "sqlite";

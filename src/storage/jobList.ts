@@ -3,7 +3,7 @@
 import type { Store } from "./db.js";
 import { type JobRow, selectJobs, toJobRow } from "./jobs.js";
 import type { JobState } from "./schema.js";
-import { KINDS } from "./taskKinds.js";
+import { cancelTasks } from "./tasks.js";
 
 export interface ListQuery {
   clientId: string;
@@ -26,9 +26,8 @@ export async function listJobs(store: Store, q: ListQuery): Promise<JobRow[]> {
 
 /**
  * Marks the job deleted and drops its results (base and refined) now; returns the audio blob key to remove, or
- * undefined when there was no such (undeleted) job. Its tasks still queued or running end as failed with their
- * kind's `cancelled` code, so no worker claims them and a worker that holds one loses its fence (its result is
- * discarded, see completeTask).
+ * undefined when there was no such (undeleted) job. Its tasks still queued or running end as failed (cancelTasks),
+ * so no worker claims them and a worker that holds one loses its fence.
  */
 export async function deleteJob(
   store: Store,
@@ -48,35 +47,7 @@ export async function deleteJob(
       .set({ deleted_at: now, result: null, blob_key: null, refine_result: null })
       .where("id", "=", id)
       .execute();
-    await trx.updateTable("tasks").set({ error_message: null }).where("job_id", "=", id).execute();
-    const pending = await trx
-      .selectFrom("tasks")
-      .select("kind")
-      .where("job_id", "=", id)
-      .where("state", "in", ["queued", "running"])
-      .execute();
-    // Nothing will continue the job's work: its checkpoints go with it.
-    await trx
-      .deleteFrom("task_checkpoints")
-      .where("task_seq", "in", trx.selectFrom("tasks").select("seq").where("job_id", "=", id))
-      .execute();
-    for (const { kind } of pending) {
-      await trx
-        .updateTable("tasks")
-        .set({
-          state: "failed",
-          error_code: KINDS[kind].cancelled.code,
-          error_message: KINDS[kind].cancelled.message,
-          locked_by: null,
-          lease_until: null,
-          finished_at: now,
-        })
-        .where("job_id", "=", id)
-        .where("kind", "=", kind)
-        .where("state", "in", ["queued", "running"])
-        .execute();
-      if (KINDS[kind].endsJob) await trx.updateTable("jobs").set({ expires_at: now }).where("id", "=", id).execute();
-    }
+    await cancelTasks(trx, id, now);
     return { blobKey: row.blob_key };
   });
 }

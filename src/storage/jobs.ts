@@ -1,11 +1,9 @@
 // Job records: creation at submit (with the job's transcribe task), reads for the API, and the aggregates the
-// submit limits need. Task transitions (claim, lease, complete, fail) live in src/jobs/queue.ts.
+// submit limits need. Every write to `tasks` (the task created here included) is in src/storage/tasks.ts.
 import { type Kysely, sql } from "kysely";
 import type { Store } from "./db.js";
-import type { Database, JobState, JobsTable, RefineStatus, TaskState, TasksTable } from "./schema.js";
-import { KINDS } from "./taskKinds.js";
-
-export type TaskRow = Omit<TasksTable, "seq"> & { seq: number };
+import type { Database, JobState, JobsTable, RefineStatus, TaskState } from "./schema.js";
+import { addTask } from "./tasks.js";
 
 /**
  * A job as the API reads it: its record plus where its tasks stand. `state` and the attempt, progress, error and
@@ -65,20 +63,7 @@ export async function insertJob(store: Store, j: NewJob, now = Date.now(), admis
       .insertInto("jobs")
       .values({ ...job, created_at: now, expired: 0 })
       .execute();
-    await trx
-      .insertInto("tasks")
-      .values({
-        job_id: j.id,
-        kind: "transcribe",
-        priority: KINDS.transcribe.priority,
-        state: "queued",
-        attempts: 0,
-        max_attempts,
-        run_at: now,
-        progress: 0,
-        created_at: now,
-      })
-      .execute();
+    await addTask(trx, { job_id: j.id, kind: "transcribe", max_attempts }, now);
   });
 }
 

@@ -50,7 +50,7 @@ export type TaskState = "queued" | "running" | "completed" | "failed";
 
 /**
  * One unit of work of a job (migration 005), in the pattern of graphile-worker's jobs table: every kind has the
- * same lifecycle (src/jobs/queue.ts): claimed with a lease, fenced by `locked_by`, retried with backoff, reaped
+ * same lifecycle (src/storage/tasks.ts): claimed with a lease, fenced by `locked_by`, retried with backoff, reaped
  * when its worker dies. A job has at most one task of each kind.
  */
 export interface TasksTable {

@@ -1,4 +1,4 @@
-// The facts of each kind of task, in one place: the lifecycle (src/jobs/queue.ts) and the worker read them; a new kind
+// The facts of each kind of task, in one place: the lifecycle (src/storage/tasks.ts) and the worker read them; a new kind
 // is a new entry here plus its task function (src/jobs/tasks/).
 import type { TaskKind } from "./schema.js";
 

@@ -79,11 +79,7 @@ export const StreamQuerySchema = z
 
 export type StreamQuery = z.output<typeof StreamQuerySchema>;
 
-/** The query's first problem as one line for the client, or the parsed config. */
-export function parseStreamQuery(query: unknown): { ok: true; value: StreamQuery } | { ok: false; msg: string } {
-  const parsed = StreamQuerySchema.safeParse(query ?? {});
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0];
-  const where = issue?.path.length ? issue.path.join(".") : "query";
-  return { ok: false, msg: `${where}: ${issue?.message ?? "invalid"}` };
-}
+/** A problem with the query as one line for the client: the field, then the schema's words (the streaming route's
+ * refusals, src/api/streaming.ts). */
+export const streamQueryRefusal = (path: readonly PropertyKey[], message: string): string =>
+  `${path.length ? path.join(".") : "query"}: ${message}`;

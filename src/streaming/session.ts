@@ -1,15 +1,17 @@
 // One streaming session: audio frames and text frames in, RTZR answers out (docs/streaming.md). The session owns
 // the connection's limits (idle time, length, token expiry, frame size) and feeds the engine, which end-points and
-// decodes (engine op `stream_audio`). At most one engine request per session is in flight: audio that arrives
-// meanwhile waits and goes with the next request, so a slow engine makes steps larger, never a queue that grows.
+// decodes (engine op `stream_step`, batched with the engine's other sessions: steps.ts). At most one step per
+// session is waiting or in flight: audio that arrives meanwhile goes with the next step, so a slow engine makes
+// steps larger, never a queue that grows.
 import type { Engine } from "../engine/client.js";
 import type { ModelRegistry } from "../engine/models.js";
-import type { StreamAudioResult, StreamEvent } from "../engine/streamProtocol.js";
+import type { StreamEvent } from "../engine/streamProtocol.js";
 import { recordStreamAudio, recordStreamLatency } from "../metrics/index.js";
 import { decoderHints } from "../text/index.js";
 import { type StreamAnswer, toAnswer } from "./answer.js";
 import { expandG711 } from "./g711.js";
 import type { StreamQuery } from "./query.js";
+import type { StepBatcher, StepResult } from "./steps.js";
 
 /** WebSocket close codes (docs/streaming.md, "Errors"). 1000 and 1009 are sent by the socket layer itself. */
 export const CLOSE = {
@@ -38,6 +40,8 @@ export interface SessionIo {
 
 export interface SessionDeps {
   engine: Engine;
+  /** Where this session's steps go: its engine's batcher. */
+  steps: Pick<StepBatcher, "step">;
   models: ModelRegistry;
   limits: SessionLimits;
   /** Epoch ms at which the token the connection was opened with expires. */
@@ -200,10 +204,10 @@ export class StreamSession {
     const finish = this.finishing;
     const finalize = this.finalizeAsked;
     this.finalizeAsked = false;
-    let result: StreamAudioResult;
+    let result: StepResult;
     try {
       await this.opened;
-      result = await this.deps.engine.streamAudio({
+      result = await this.deps.steps.step({
         session: this.id,
         pcm: pcm.toString("base64"),
         interim: interimDue,
@@ -217,6 +221,7 @@ export class StreamSession {
     }
     this.busy = false;
     if (this.ended) return;
+    if (result.interim) this.lastInterim = Date.now();
     for (const event of result.events) this.emit(event);
     if (finish) {
       this.end(CLOSE.normal, "end of stream");
@@ -229,7 +234,6 @@ export class StreamSession {
     const answer = toAnswer(event, this.seq, this.q);
     const text = answer.alternatives[0]?.text ?? "";
     if (!event.final) {
-      this.lastInterim = Date.now();
       if (!text) return;
       if (this.firstInterimForSeq) {
         recordStreamLatency("first_interim", (Date.now() - this.arrivedAt(event.speech_start)) / 1000);

@@ -1,6 +1,6 @@
 // Checks a real answer against what GET /openapi.json says that route answers: the body at that status and media
 // type, validated as JSON Schema 2020-12 (the document's own dialect) by Ajv, strictly (no member the document does
-// not name). The document is built from the route modules' zod schemas (src/api/routeDoc.ts), so this is also the
+// not name). The document is built from the route modules' zod schemas (src/api/route.ts), so this is also the
 // check that those schemas describe what the handlers really send.
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -11,7 +11,7 @@ interface Operation {
 }
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-const doc = openApiDocument({ metrics: true }) as {
+const doc = openApiDocument({ metrics: true }) as unknown as {
   paths: Record<string, Record<string, Operation | undefined> | undefined>;
   components: unknown;
 };

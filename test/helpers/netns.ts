@@ -10,6 +10,8 @@ export interface NetHost {
   ns: string;
   /** The namespace's address on the lab network. */
   addr: string;
+  /** The root namespace's end of its veth link (a port of the lab bridge): where cutLink cuts it. */
+  link: string;
 }
 
 export interface NetLab {
@@ -86,7 +88,7 @@ export function createNetLab(roles: string[]): NetLab {
       const inner = `sn${tag}${i}`;
       const addr = `${net}.${i + 2}`;
       must("netns", "add", ns);
-      hosts[role] = { ns, addr };
+      hosts[role] = { ns, addr, link: outer };
       must("link", "add", outer, "type", "veth", "peer", "name", inner);
       must("link", "set", outer, "master", bridge);
       must("link", "set", outer, "up");
@@ -110,4 +112,43 @@ export function startSoriIn(
   args: string[] = [],
 ): Promise<SoriProcess> {
   return startSori(command, env, args, { netns: ns });
+}
+
+/**
+ * How a host's link is cut. `down`: its cable is pulled (the bridge end of its veth goes down; the host sees no
+ * carrier): new connections fail within seconds (EHOSTUNREACH), open ones stall. `drop`: the switch drops its frames
+ * (the bridge port is disabled; both ends stay up), as a firewall DROP rule would: nothing fails, everything stalls
+ * until TCP gives up. Either way open TCP connections resume when the link is restored.
+ */
+export type LinkCut = "down" | "drop";
+
+/** Cuts a host off the lab network (and so from everything on it) until restoreLink. */
+export function cutLink(host: NetHost, how: LinkCut): void {
+  if (how === "down") must("link", "set", host.link, "down");
+  else bridgePortState(host.link, "0"); // disabled
+}
+
+export function restoreLink(host: NetHost, how: LinkCut): void {
+  if (how === "down") must("link", "set", host.link, "up");
+  else bridgePortState(host.link, "3"); // forwarding
+}
+
+function bridgePortState(link: string, state: string): void {
+  const r = spawnSync("bridge", ["link", "set", "dev", link, "state", state], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`bridge link set dev ${link} state ${state} failed: ${r.stderr}`);
+}
+
+/**
+ * Kills the root namespace's TCP connections from local `port` to `host` (`ss -K`): the server's end forgets them, as
+ * when the server's host restarts or its address fails over. With the host's link cut, the reset never reaches the
+ * client, which is then left waiting on a connection that no longer exists. Returns how many were killed.
+ */
+export function forgetConnections(host: NetHost, port: number): number {
+  const filter = ["dst", host.addr, "sport", "=", `:${port}`];
+  const listed = spawnSync("ss", ["-Htn", ...filter], { encoding: "utf8" }).stdout.trim();
+  const r = spawnSync("ss", ["-K", "-Htn", ...filter], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`ss -K failed: ${r.stderr}`);
+  const left = spawnSync("ss", ["-Htn", ...filter], { encoding: "utf8" }).stdout.trim();
+  const count = (s: string) => (s ? s.split("\n").length : 0);
+  return count(listed) - count(left);
 }

@@ -19,6 +19,8 @@ export interface PgCluster {
   /** `pg_ctl stop -m fast`: clients see their connections closed and new ones refused until start(). */
   stopServer(): void;
   startServer(): void;
+  /** The server's process id while it runs (its postmaster), else null. */
+  serverPid(): number | null;
   /** Stops and removes the cluster and its directory (safe to call twice). */
   destroy(): void;
 }
@@ -116,6 +118,13 @@ export async function startPgCluster(opts: { listen?: string[] } = {}): Promise<
     },
     stopServer,
     startServer,
+    serverPid() {
+      try {
+        return Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]) || null;
+      } catch {
+        return null;
+      }
+    },
     destroy() {
       if (destroyed) return;
       destroyed = true;

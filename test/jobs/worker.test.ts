@@ -5,9 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import pino from "pino";
 import { loadConfig } from "../../src/config.js";
 import { Engine } from "../../src/engine/client.js";
 import { loadModelRegistry } from "../../src/engine/models.js";
@@ -18,6 +16,7 @@ import { localBlobStore } from "../../src/storage/blobs/local.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, insertJob } from "../../src/storage/jobs.js";
 import { insertTestClient } from "../helpers/clients.js";
+import { captureLog } from "../helpers/logCapture.js";
 import { ROOT, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 // 2.1 s of Korean speech, and the same clip repeated to about two minutes: a decode that takes far longer than the
@@ -48,13 +47,7 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
   const dir = tempDataDir();
   const dataDir = path.join(dir, "data");
   const config = loadConfig({ SORI_DATA_DIR: dataDir, SORI_LEASE_S: "1", SORI_POLL_MS: "50" });
-  const logs: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: "debug" },
-    new Writable({
-      write: (chunk: Buffer, _e, cb) => (logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>), cb()),
-    }),
-  );
+  const { log, logs } = captureLog();
   let store: Store;
   let blobs: BlobStore;
   let engine: Engine;

@@ -5,8 +5,8 @@ import { redactUtterances } from "../../pii/index.js";
 import { jobRedaction } from "../../pipeline/run.js";
 import { refineUtterances } from "../../refine/refiner.js";
 import { readJobConfig, readResults } from "../../storage/stored.js";
+import type { TaskCompletion } from "../../storage/tasks.js";
 import { TaskFailed, toRefineFailure } from "../failure.js";
-import type { TaskCompletion } from "../queue.js";
 import type { TaskContext, TaskDefinition, TaskDeps } from "./types.js";
 
 const unavailable = (message: string) =>

@@ -1,8 +1,8 @@
 // The transcribe task: the job's base result (pipeline and insight), and the refinement it asked for.
 import { runJobPipeline } from "../../pipeline/job.js";
 import { readJobConfig } from "../../storage/stored.js";
+import type { TaskCompletion } from "../../storage/tasks.js";
 import { toFailure } from "../failure.js";
-import type { TaskCompletion } from "../queue.js";
 import type { TaskContext, TaskDefinition, TaskDeps } from "./types.js";
 
 export function transcribeTask(deps: TaskDeps): TaskDefinition {

@@ -6,10 +6,10 @@ import type { Engine } from "../../engine/client.js";
 import type { ModelRegistry } from "../../engine/models.js";
 import type { LlmBackend } from "../../insight/index.js";
 import type { RefinerSettings } from "../../refine/refiner.js";
-import type { JobRow, TaskRow } from "../../storage/jobs.js";
+import type { JobRow } from "../../storage/jobs.js";
+import type { TaskCompletion, TaskRow } from "../../storage/tasks.js";
 import type { TaskCheckpoints } from "../checkpoints.js";
 import type { TaskFailure } from "../failure.js";
-import type { TaskCompletion } from "../queue.js";
 
 export interface TaskContext {
   job: JobRow;

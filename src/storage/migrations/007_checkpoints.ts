@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 // Checkpoints of a running task (docs/architecture.md, "Checkpoints"): what the engine emitted after each window of
 // the task's audio, so that the next attempt (after a crash, a lost lease or a shutdown's hand-back) continues from
 // there. `part` is the engine request within the task (the channel of a use_multi_channel job, else 0); `idx` the
-// window. Rows go when the task ends (src/jobs/queue.ts) and with their task.
+// window. Rows go when the task ends (src/storage/tasks.ts) and with their task.
 export async function up(db: Kysely<unknown>, dialect: "sqlite" | "postgres"): Promise<void> {
   const big = dialect === "postgres" ? "bigint" : "integer";
   await db.schema

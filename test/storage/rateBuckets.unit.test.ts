@@ -1,5 +1,5 @@
 // The shared token buckets (src/storage/rateBuckets.ts) on a fresh PostgreSQL database: the same bucket rules as the
-// in-memory limiter (test/unit/rateLimit.test.ts), and one bucket for every limiter that shares the store. The
+// in-memory limiter (test/unit/rateLimit.unit.test.ts), and one bucket for every limiter that shares the store. The
 // database's clock refills, so the refill is checked with waits of a rate that makes them short.
 import assert from "node:assert/strict";
 import fs from "node:fs";

@@ -77,7 +77,7 @@ def locate(w: WeightsFile) -> Path:
     return path
 
 
-if __name__ == "__main__":  # `python -m sori_engine.diarization_weights`: the Makefile's install check
+if __name__ == "__main__":  # `python -m sori_engine.diarization.models.weights`: the Makefile's install check
     import sys
 
     try:

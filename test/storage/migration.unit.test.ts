@@ -11,14 +11,14 @@ import Sqlite from "better-sqlite3";
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import { readResponse } from "../../src/api/readResponse.js";
-import { claimTasks, completeTask, reapExpired } from "../../src/jobs/queue.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { getJob, type JobRow } from "../../src/storage/jobs.js";
 import * as m001 from "../../src/storage/migrations/001_initial.js";
 import * as m002 from "../../src/storage/migrations/002_refinement.js";
 import * as m003 from "../../src/storage/migrations/003_extras.js";
 import * as m004 from "../../src/storage/migrations/004_blobs.js";
-import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/scaleout.js";
+import { claimTasks, completeTask, reapExpired } from "../../src/storage/tasks.js";
+import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
 const T = 1_700_000_000_000;
 const LEASE_END = T + 60_000;

@@ -10,6 +10,12 @@ import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { readResponse } from "../../src/api/readResponse.js";
 import type { RefineErrorCode } from "../../src/errors.js";
+import { sweepExpired } from "../../src/jobs/retention.js";
+import type { BlobStore } from "../../src/storage/blobs/index.js";
+import { newBlobKey } from "../../src/storage/blobs/keys.js";
+import { localBlobStore } from "../../src/storage/blobs/local.js";
+import { openStore, type Store } from "../../src/storage/db.js";
+import { getJob, insertJob, type JobRow } from "../../src/storage/jobs.js";
 import {
   claimTasks,
   completeTask,
@@ -19,15 +25,10 @@ import {
   releaseTask,
   renewLease,
   type TaskCompletion,
-} from "../../src/jobs/queue.js";
-import { sweepExpired } from "../../src/jobs/retention.js";
-import type { BlobStore } from "../../src/storage/blobs/index.js";
-import { newBlobKey } from "../../src/storage/blobs/keys.js";
-import { localBlobStore } from "../../src/storage/blobs/local.js";
-import { openStore, type Store } from "../../src/storage/db.js";
-import { getJob, insertJob, type JobRow, type TaskRow } from "../../src/storage/jobs.js";
+  type TaskRow,
+} from "../../src/storage/tasks.js";
 import { insertTestClient } from "../helpers/clients.js";
-import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/scaleout.js";
+import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 
 const T = 1_700_000_000_000;
 const LEASE = { workerId: "w1", leaseMs: 30_000 };

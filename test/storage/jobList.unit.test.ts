@@ -5,10 +5,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
-import { claimTasks, completeTask, type Lease } from "../../src/jobs/queue.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { deleteJob, listJobs } from "../../src/storage/jobList.js";
 import { countInFlight, getJob, insertJob } from "../../src/storage/jobs.js";
+import { claimTasks, completeTask, type Lease } from "../../src/storage/tasks.js";
 import { insertTestClient } from "../helpers/clients.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 

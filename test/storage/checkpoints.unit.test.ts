@@ -6,10 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { TaskFailure } from "../../src/jobs/failure.js";
-import { claimTasks, completeTask, failTask, type Lease, releaseTask } from "../../src/jobs/queue.js";
 import { loadCheckpoints, saveCheckpoint } from "../../src/storage/checkpoints.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { insertJob } from "../../src/storage/jobs.js";
+import { claimTasks, completeTask, failTask, type Lease, releaseTask } from "../../src/storage/tasks.js";
 import { insertTestClient } from "../helpers/clients.js";
 import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgDatabase.js";
 

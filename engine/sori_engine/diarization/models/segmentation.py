@@ -142,9 +142,10 @@ def get_model(path: str | Path) -> Segmentation:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Whole files: sliding 10 s chunks, read out on the 10 ms frame grid the rest of diarization uses
+# Files: sliding 10 s chunks, read out on the 10 ms frame grid the rest of diarization uses
 
 GRID_S = 0.01
+GRID_SAMPLES = round(SAMPLE_RATE * GRID_S)
 
 
 @dataclass(frozen=True)
@@ -158,53 +159,96 @@ class Activity:
     speech: np.ndarray
     overlap: np.ndarray
     local: np.ndarray
-    second: np.ndarray | None = None  # the second most active local speaker of that chunk, numbered as `local`
+
+
+def chunk_starts(n_samples: int, step: int) -> list[int]:
+    """First samples of a file's chunks: every `step`, the last one possibly past the end (zero-padded), and the
+    tail a chunk of its own when the regular ones leave it uncovered."""
+    starts = list(range(0, max(1, n_samples - CHUNK_SAMPLES + step), step))
+    if n_samples > CHUNK_SAMPLES and starts[-1] + CHUNK_SAMPLES < n_samples:
+        starts.append(n_samples - CHUNK_SAMPLES)
+    return starts
+
+
+class _Grown:
+    """A 1-D array that grows by doubling (the file's length is known only at its end)."""
+
+    def __init__(self, dtype: type, fill: float) -> None:
+        self.a: np.ndarray = np.full(1 << 16, fill, dtype)
+        self.fill = fill
+
+    def view(self, end: int) -> np.ndarray:
+        if end > self.a.size:
+            grown = np.full(max(end, 2 * self.a.size), self.fill, self.a.dtype)
+            grown[: self.a.size] = self.a
+            self.a = grown
+        return self.a
+
+
+class ActivityScan:
+    """The Activity of a file fed chunk by chunk, in file order (diarization/regions.py feeds it from the decoded
+    stream). Each chunk's frames are accumulated as soon as its probabilities are known, so the file's audio is
+    never whole in memory; the per-frame arrays (24 bytes a frame: 35 MB for 4 h, up to twice that as they grow) are."""
+
+    def __init__(self, model: Segmentation) -> None:
+        self.model = model
+        self._speech = _Grown(np.float32, 0.0)
+        self._overlap = _Grown(np.float32, 0.0)
+        self._weight = _Grown(np.float32, 0.0)
+        self._best = _Grown(np.float32, np.inf)
+        self._local = _Grown(np.int64, -1)
+        self._members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)
+        self._overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
+        self._hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
+
+    def add(self, first_index: int, starts: list[int], chunks: np.ndarray, n_frames: int | None = None) -> None:
+        """One batch: chunks number first_index, first_index + 1, ... of the file, starting at `starts` (samples),
+        `chunks` their (B, 160000) samples. `n_frames`, the file's frame count, once known (it clips the last)."""
+        probs = np.exp(self.model(chunks))  # (B, 589, 7)
+        grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
+        for i, s in enumerate(starts):
+            g0 = round(s / SAMPLE_RATE / GRID_S)
+            g1 = g0 + grid_per_chunk if n_frames is None else min(n_frames, g0 + grid_per_chunk)
+            grid = np.arange(g0, g1)
+            if grid.size == 0:
+                continue
+            speech_sum, overlap_sum = self._speech.view(g1), self._overlap.view(g1)
+            weight, best_dist, local = self._weight.view(g1), self._best.view(g1), self._local.view(g1)
+            t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
+            f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
+            p = probs[i, f]  # (len(grid), 7)
+            w = self._hamming[f]
+            speech_sum[grid] += w * (1.0 - p[:, 0])
+            overlap_sum[grid] += w * (p @ self._overlap_cls)
+            weight[grid] += w
+            dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
+            nearer = dist < best_dist[grid]
+            per_spk = p @ self._members.T  # (len(grid), 3): probability that each local speaker talks
+            spk = np.argsort(-per_spk, axis=1)[:, 0]
+            silent = np.argmax(p, axis=1) == 0
+            code = np.where(silent, -1, (first_index + i) * LOCAL_SPEAKERS + spk)
+            local[grid[nearer]] = code[nearer]
+            best_dist[grid[nearer]] = dist[nearer]
+
+    def finish(self, n_frames: int) -> Activity:
+        weight = np.maximum(self._weight.view(n_frames)[:n_frames], 1e-6)
+        return Activity(
+            self._speech.view(n_frames)[:n_frames] / weight,
+            self._overlap.view(n_frames)[:n_frames] / weight,
+            self._local.view(n_frames)[:n_frames].copy(),
+        )
 
 
 def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
-    n = int(len(samples) // (SAMPLE_RATE * GRID_S))
-    step = max(1, round(step_s * SAMPLE_RATE))
-    starts = list(range(0, max(1, len(samples) - CHUNK_SAMPLES + step), step))
-    if len(samples) > CHUNK_SAMPLES and starts[-1] + CHUNK_SAMPLES < len(samples):
-        starts.append(len(samples) - CHUNK_SAMPLES)  # the tail gets a chunk of its own
-    members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)  # (3, 7)
-    overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
-    speech_sum = np.zeros(n, np.float32)
-    overlap_sum = np.zeros(n, np.float32)
-    weight = np.zeros(n, np.float32)
-    best_dist = np.full(n, np.inf, np.float32)
-    local = np.full(n, -1, np.int64)
-    second = np.full(n, -1, np.int64)
-    hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
-    grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
+    """The Activity of a file in memory (tests; diarization streams files through ActivityScan)."""
+    n = int(len(samples) // GRID_SAMPLES)
+    starts = chunk_starts(len(samples), max(1, round(step_s * SAMPLE_RATE)))
+    scan = ActivityScan(model)
     for b in range(0, len(starts), batch):
         group = starts[b : b + batch]
         chunks = np.zeros((len(group), CHUNK_SAMPLES), np.float32)
         for i, s in enumerate(group):
             piece = samples[s : s + CHUNK_SAMPLES]
             chunks[i, : len(piece)] = piece
-        probs = np.exp(model(chunks))  # (B, 589, 7)
-        for i, s in enumerate(group):
-            g0 = round(s / SAMPLE_RATE / GRID_S)
-            grid = np.arange(g0, min(n, g0 + grid_per_chunk))
-            if grid.size == 0:
-                continue
-            t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
-            f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
-            p = probs[i, f]  # (len(grid), 7)
-            w = hamming[f]
-            speech_sum[grid] += w * (1.0 - p[:, 0])
-            overlap_sum[grid] += w * (p @ overlap_cls)
-            weight[grid] += w
-            dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
-            nearer = dist < best_dist[grid]
-            per_spk = p @ members.T  # (len(grid), 3): probability that each local speaker talks
-            order = np.argsort(-per_spk, axis=1)
-            spk = order[:, 0]
-            silent = np.argmax(p, axis=1) == 0
-            code = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + spk)
-            local[grid[nearer]] = code[nearer]
-            second[grid[nearer]] = np.where(silent, -1, (b + i) * LOCAL_SPEAKERS + order[:, 1])[nearer]
-            best_dist[grid[nearer]] = dist[nearer]
-    weight = np.maximum(weight, 1e-6)
-    return Activity(speech_sum / weight, overlap_sum / weight, local, second)
+        scan.add(b, group, chunks, n)
+    return scan.finish(n)

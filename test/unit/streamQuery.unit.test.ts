@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { expandG711 } from "../../src/streaming/g711.js";
-import { parseStreamQuery } from "../../src/streaming/query.js";
+import { type StreamQuery, StreamQuerySchema, streamQueryRefusal } from "../../src/streaming/query.js";
+
+/** The query as the streaming route checks it: the parsed config, or the refusal's message. */
+function parseStreamQuery(query: unknown): { ok: true; value: StreamQuery } | { ok: false; msg: string } {
+  const parsed = StreamQuerySchema.safeParse(query);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, msg: streamQueryRefusal(issue.path, issue.message) };
+}
 
 describe("streaming query", () => {
   it("takes what livekit-plugins-rtzr 1.8.9 sends, with the defaults for the rest", () => {

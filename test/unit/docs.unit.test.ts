@@ -20,7 +20,9 @@ const varsIn = (text: string): Set<string> => new Set(text.match(VAR) ?? []);
 function engineVars(): Set<string> {
   const dir = path.join(ROOT, "engine", "sori_engine");
   const out = new Set<string>();
-  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith(".py"))) {
+  // Recursive: subpackages such as diarization/ read variables too.
+  const files = fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((n) => n.endsWith(".py"));
+  for (const f of files) {
     for (const v of varsIn(fs.readFileSync(path.join(dir, f), "utf8"))) out.add(v);
   }
   return out;

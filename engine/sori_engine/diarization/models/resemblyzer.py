@@ -1,4 +1,4 @@
-"""The speaker-embedding model: Resemblyzer's GE2E d-vector encoder, run with numpy alone.
+"""The resemblyzer backend's speaker-embedding model: Resemblyzer's GE2E d-vector encoder, run with numpy alone.
 
 The weights are `resemblyzer/pretrained.pt` from the PyPI package `resemblyzer==0.1.4` (Apache-2.0, 17 MB), installed
 with `--no-deps` so that neither PyTorch nor librosa comes along (docs/diarization.md says why this model). The
@@ -111,7 +111,12 @@ def mel_spectrogram(audio: np.ndarray) -> np.ndarray:
         audio = np.zeros(N_FFT, dtype=np.float32)
     pad = N_FFT // 2
     padded = np.pad(audio, pad, mode="reflect") if audio.shape[0] > pad else np.pad(audio, pad, mode="constant")
-    n_frames = 1 + (padded.shape[0] - N_FFT) // HOP
+    return mel_frames(padded, 1 + (padded.shape[0] - N_FFT) // HOP)
+
+
+def mel_frames(padded: np.ndarray, n_frames: int) -> np.ndarray:
+    """The first n_frames frames of a spectrogram whose frame i starts at sample i*HOP of `padded` (the file's audio
+    padded by N_FFT // 2 at its ends, or a stretch of it: each frame depends on its own 400 samples only)."""
     out = np.empty((n_frames, N_MELS), dtype=np.float32)
     block = 4096  # frames per FFT block: bounds memory on long files
     for start in range(0, n_frames, block):

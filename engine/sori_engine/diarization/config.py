@@ -1,0 +1,56 @@
+"""Diarization settings, the two backends' presets (each tuned on bench/diarization.py; docs/diarization.md has the
+measurements behind every number) and the engine's choice between them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..protocol import MODEL_LOAD_FAILED, EngineError
+
+
+@dataclass(frozen=True)
+class DiarizeConfig:
+    backend: str = "campplus"  # speaker embeddings: "campplus" (CAM++) or "resemblyzer" (GE2E d-vectors)
+    window_s: float = 1.5
+    step_s: float = 0.25
+    min_window_s: float = 0.4
+    max_speakers: int = 8
+    one_speaker_sim: float = 0.91  # centroid cosine of a 2-way split above which the file is one speaker
+    merge_sim: float = 0.86  # estimating: a k ≥ 3 whose two closest centroids exceed this cosine is over-split
+    refine_iters: int = 3  # centroid re-assignment passes after the final spectral clustering
+    min_cluster_share: float = 0.1
+    min_speaker_s: float = 3.0  # when estimating, a speaker needs this much speech (in windows × step_s)
+    max_cluster_windows: int = 1500
+    min_turn_s: float = 0.5
+    vad_threshold: float = 0.5
+    vad_min_silence_ms: int = 300
+    vad_pad_ms: int = 60
+    batch: int = 64
+    # CAM++ backend only (segmentation-3.0 replaces the VAD and finds speaker changes and overlap):
+    seg_step_s: float = 5.0  # 10 s segmentation chunks every seg_step_s
+    seg_onset: float = 0.5  # speech where the probability of any speaker exceeds this
+    min_gap_s: float = 0.1  # shorter silences inside speech are filled
+    min_speech_s: float = 0.1  # shorter speech runs are dropped
+    min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
+    overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
+    overlap_context_s: float = 1.0  # the second speaker of an overlap is the other speaker heard this close to it
+    silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
+    piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
+
+
+RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
+CAMPPLUS_CONFIG = DiarizeConfig(
+    backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.55, batch=16
+)
+DEFAULT_CONFIG = CAMPPLUS_CONFIG
+BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
+# The engine's backend; resemblyzer stays selectable for comparison (docs/diarization.md).
+BACKEND_ENV = "SORI_DIARIZATION_BACKEND"
+
+
+def config_from_env() -> DiarizeConfig:
+    name = os.environ.get(BACKEND_ENV) or "campplus"
+    if name not in BACKENDS:
+        raise EngineError(MODEL_LOAD_FAILED, f"{BACKEND_ENV} must be one of {', '.join(BACKENDS)}")
+    return BACKENDS[name]

@@ -1,0 +1,173 @@
+"""Silero VAD in one pass: a window's speech probabilities, and its speech regions computed from them.
+
+The transcriber needs both: the regions to decode, and the probabilities for the hallucination stage's speech map.
+faster-whisper's `get_speech_timestamps` runs the model itself and keeps the probabilities to itself, so the two used
+to be two model passes over the same audio. `regions` is its post-processing (FASTER_WHISPER_VERSION, the release
+fw_batched.py pins) copied without the model call; `engine/tests/test_vad.py` checks that it gives what
+`get_speech_timestamps` gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
+with the LSTM state carried: the same probabilities without the whole input, or its largest batch, in memory (the
+transcriber's windows and diarization's pass over the file both use it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from faster_whisper.vad import VadOptions, get_vad_model
+
+FRAME = 512  # samples per Silero frame at 16 kHz (32 ms)
+CONTEXT = 64  # samples of the previous frame Silero sees with each frame
+SR = 16000
+# Frames per model call. faster-whisper's call runs 10,000 (320 s) at once; onnxruntime's arena then keeps that
+# batch's tensors (about 300 MiB) for the life of the process. 500 frames (16 s) hold about 80 MiB for the same
+# CPU time and the same probabilities (docs/audio.md, "Measurements").
+BATCH_FRAMES = 500
+
+
+def probabilities(audio: np.ndarray) -> np.ndarray:
+    """Silero's speech probability per 32 ms frame of 16 kHz `audio` (the last frame zero-padded): what faster-
+    whisper's model call on it gives, in batches of BATCH_FRAMES."""
+    if audio.size == 0:
+        return np.zeros(0, dtype=np.float32)
+    padded = np.pad(audio, (0, (-audio.shape[0]) % FRAME))
+    padded[-CONTEXT:] = 0  # as the model call does (its context array is a view of the audio)
+    scan = SileroScan()
+    scan.run(padded)
+    return scan.probabilities()
+
+
+def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict]:
+    """Speech regions ({"start", "end"} in samples) of audio `n_samples` long whose frame probabilities are
+    `probs`: faster-whisper's get_speech_timestamps after its model call, unchanged."""
+    threshold = options.threshold
+    neg_threshold = options.neg_threshold
+    if neg_threshold is None:
+        neg_threshold = max(threshold - 0.15, 0.01)
+    min_speech_samples = SR * options.min_speech_duration_ms / 1000
+    speech_pad_samples = SR * options.speech_pad_ms / 1000
+    max_speech_samples = SR * options.max_speech_duration_s - FRAME - 2 * speech_pad_samples
+    min_silence_samples = SR * options.min_silence_duration_ms / 1000
+    min_silence_samples_at_max_speech = SR * 98 / 1000
+
+    triggered = False
+    speeches: list[dict] = []
+    current: dict = {}
+    temp_end = 0  # a possible end of the current region (some silence is tolerated)
+    prev_end = next_start = 0  # where to cut when the region reaches the maximum length
+    for i, prob in enumerate(probs):
+        pos = FRAME * i
+        if prob >= threshold and temp_end:
+            temp_end = 0
+            if next_start < prev_end:
+                next_start = pos
+        if prob >= threshold and not triggered:
+            triggered = True
+            current["start"] = pos
+            continue
+        if triggered and pos - current["start"] > max_speech_samples:
+            if prev_end:
+                current["end"] = prev_end
+                speeches.append(current)
+                current = {}
+                if next_start < prev_end:  # silence was reached and it is still not speech
+                    triggered = False
+                else:
+                    current["start"] = next_start
+                prev_end = next_start = temp_end = 0
+            else:
+                current["end"] = pos
+                speeches.append(current)
+                current = {}
+                prev_end = next_start = temp_end = 0
+                triggered = False
+                continue
+        if prob < neg_threshold and triggered:
+            if not temp_end:
+                temp_end = pos
+            if pos - temp_end > min_silence_samples_at_max_speech:  # do not cut in a very short silence
+                prev_end = temp_end
+            if pos - temp_end < min_silence_samples:
+                continue
+            current["end"] = temp_end
+            if current["end"] - current["start"] > min_speech_samples:
+                speeches.append(current)
+            current = {}
+            prev_end = next_start = temp_end = 0
+            triggered = False
+            continue
+    if current and n_samples - current["start"] > min_speech_samples:
+        current["end"] = n_samples
+        speeches.append(current)
+    _pad(speeches, speech_pad_samples, n_samples)
+    return speeches
+
+
+def _pad(speeches: list[dict], pad: float, n_samples: int) -> None:
+    for i, speech in enumerate(speeches):
+        if i == 0:
+            speech["start"] = int(max(0, speech["start"] - pad))
+        if i != len(speeches) - 1:
+            silence = speeches[i + 1]["start"] - speech["end"]
+            if silence < 2 * pad:
+                speech["end"] += int(silence // 2)
+                speeches[i + 1]["start"] = int(max(0, speeches[i + 1]["start"] - silence // 2))
+            else:
+                speech["end"] = int(min(n_samples, speech["end"] + pad))
+                speeches[i + 1]["start"] = int(max(0, speeches[i + 1]["start"] - pad))
+        else:
+            speech["end"] = int(min(n_samples, speech["end"] + pad))
+
+
+class SileroScan:
+    """faster-whisper's SileroVADModel.__call__ over a stream: the same 512-sample frames, each with the previous
+    frame's last 64 samples as context, and the LSTM state carried from one encoder batch to the next, so the
+    probabilities are those of one call on the whole file. That call zeroes the last 64 samples of the file's last
+    (padded) frame (its context array is a view of the audio); `finish` does the same."""
+
+    def __init__(self, batch_frames: int = BATCH_FRAMES) -> None:
+        self._session = get_vad_model().session
+        self._batch = batch_frames
+        self._h = np.zeros((1, 1, 128), dtype=np.float32)
+        self._c = np.zeros((1, 1, 128), dtype=np.float32)
+        self._context = np.zeros(CONTEXT, dtype=np.float32)
+        self._pending: list[np.ndarray] = []
+        self._pending_len = 0
+        self._probs: list[np.ndarray] = []
+        self.n_samples = 0
+
+    def feed(self, block: np.ndarray) -> None:
+        self._pending.append(block)
+        self._pending_len += block.shape[0]
+        self.n_samples += block.shape[0]
+        size = self._batch * FRAME
+        if self._pending_len >= size:
+            buf = np.concatenate(self._pending)
+            n = buf.shape[0] // size * size
+            self.run(buf[:n])
+            self._pending, self._pending_len = [buf[n:]], buf.shape[0] - n
+
+    def run(self, audio: np.ndarray) -> None:
+        """Score the frames of `audio` (a whole number of frames), the next ones of the stream."""
+        frames = audio.reshape(-1, FRAME)
+        context = np.empty((frames.shape[0], CONTEXT), dtype=np.float32)
+        context[0] = self._context
+        context[1:] = frames[:-1, -CONTEXT:]
+        self._context = frames[-1, -CONTEXT:].copy()
+        x = np.concatenate([context, frames], axis=1)
+        for i in range(0, x.shape[0], self._batch):
+            out, self._h, self._c = self._session.run(
+                None, {"input": x[i : i + self._batch], "h": self._h, "c": self._c}
+            )
+            self._probs.append(np.asarray(out, dtype=np.float32).reshape(-1))
+
+    def finish(self) -> np.ndarray:
+        """The speech probability of every 32 ms frame of the file."""
+        rest = np.concatenate(self._pending) if self._pending else np.zeros(0, dtype=np.float32)
+        padded = np.pad(rest, (0, FRAME - rest.shape[0] % FRAME))  # as faster-whisper pads the file
+        padded[-CONTEXT:] = 0
+        self.run(padded)
+        self._pending, self._pending_len = [], 0
+        return self.probabilities()
+
+    def probabilities(self) -> np.ndarray:
+        """The speech probability of every frame scored so far."""
+        return np.concatenate(self._probs) if self._probs else np.zeros(0, dtype=np.float32)

@@ -1,0 +1,44 @@
+"""One Silero pass gives what faster-whisper's get_speech_timestamps gives (vad.py copies its post-processing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from faster_whisper.vad import get_speech_timestamps
+
+from sori_engine import audio, phone, transcriber, vad
+
+CLIPS = ["multi/deeply_ko_dialogue_constructed.wav", "en/whisper_jfk.flac", "ja/common_voice_ja_38833628_16k.wav"]
+
+
+def _speech_then_noise(testdata: Path) -> np.ndarray:
+    """A long mix: the dialogue, hiss, the clip again (regions of every kind, and one past the maximum length)."""
+    x = audio.decode(str(testdata / CLIPS[0]))
+    rng = np.random.default_rng(0)
+    hiss = (0.01 * rng.standard_normal(16000 * 3)).astype(np.float32)
+    return np.concatenate([x, hiss, x[: 16000 * 25]])
+
+
+@pytest.mark.parametrize("narrowband", [False, True])
+@pytest.mark.parametrize("max_speech_s", [transcriber.SPEECH_S, 5.0])
+def test_regions_from_one_pass_equal_get_speech_timestamps(
+    testdata: Path, narrowband: bool, max_speech_s: float
+) -> None:
+    samples = [audio.decode(str(testdata / c)) for c in CLIPS[1:]] + [_speech_then_noise(testdata)]
+    options = phone.vad_options(narrowband, max_speech_s, transcriber.MIN_SILENCE_MS)
+    for x in samples:
+        x = x[: x.shape[0] - (1 if x.shape[0] % vad.FRAME == 0 else 0)]  # upstream pads a whole frame on a multiple
+        ours = vad.regions(vad.probabilities(x), options, x.shape[0])
+        assert ours == get_speech_timestamps(x, options)
+        assert ours  # every input has speech
+
+
+def test_probabilities_of_a_prefix_are_a_prefix() -> None:
+    """The window keeps the frames of the audio it decodes out of one pass over window + carried rest. The model
+    call zeroes the last 64 samples of its last frame (its context trick), so only that frame may differ."""
+    x = np.random.default_rng(1).standard_normal(16000 * 4).astype(np.float32) * 0.1
+    whole = vad.probabilities(x)
+    part = vad.probabilities(x[: vad.FRAME * 50])
+    np.testing.assert_allclose(whole[:49], part[:49], atol=1e-6)
