@@ -55,13 +55,20 @@ export function s3BlobStore(s: S3Settings, dataDir: string): BlobStore {
       // A failed multipart upload is aborted, so that no parts are left behind to be billed.
       leavePartsOnError: false,
     });
-    try {
-      await Promise.all([feeding, upload.done()]);
-    } catch (err) {
-      await upload.abort().catch(() => {});
+    // A failed upload stops the feeding; a failed feeding ends the upload's reads, and `done()` then settles only after
+    // lib-storage has sent AbortMultipartUpload (leavePartsOnError false). Both are awaited before the error is
+    // thrown: `upload.abort()` would settle `done()` at once and leave that abort racing in the background (an
+    // unfinished multipart upload, billed, seen by CI).
+    const uploading = upload.done().catch((err: unknown) => {
+      counter.destroy(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    });
+    const [fed, uploaded] = await Promise.allSettled([feeding, uploading]);
+    const failure = fed.status === "rejected" ? fed.reason : uploaded.status === "rejected" ? uploaded.reason : null;
+    if (failure !== null) {
       // A single-part upload may have completed before the source failed; make sure nothing stays.
       await client.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: name(key) })).catch(() => {});
-      throw err;
+      throw failure;
     }
     return { key, bytes: counter.bytes };
   };
