@@ -27,7 +27,7 @@ from typing import Any
 import av
 import numpy as np
 
-from . import hallucination, phone, stream_interim, transcriber
+from . import hallucination, phone, stream_interim, transcriber, vad
 from .protocol import (
     EngineError,
     Segment,
@@ -54,7 +54,6 @@ LEAD_S = 0.8
 # keep the interims' cost down, each of which decodes the whole utterance so far).
 MAX_UTTERANCE_S = 15.0
 IDLE_KEEP_S = 1.0  # audio kept while there is no speech, so a soft onset keeps its lead-in (LEAD_S)
-CONTEXT_FRAMES = 16  # frames of already-scored audio run through the VAD again before new audio (its warm-up)
 # No interim once the speech has paused this long: the last interim already holds the words, and a decode started
 # now would hold up the final if the pause turns out to be the end point.
 PAUSED_S = 0.25
@@ -98,10 +97,15 @@ class Session:
     probs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # per full frame of audio
     received: int = 0  # 16 kHz samples received in all
     stable: stream_interim.StablePrefix = field(init=False)  # the open utterance's interim text shown so far
+    # Silero over the whole stream, its state carried from step to step: the probabilities a whole-file VAD gives.
+    # (Scoring each step afresh with half a second of warm-up marked soft speech as silence: whole utterances of
+    # reverberant clips were cut out, docs/streaming.md "Figures".)
+    scan: vad.SileroScan = field(init=False)
 
     def __post_init__(self) -> None:
         self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
         self.stable = stream_interim.StablePrefix(self.params.decode.language in stream_interim.UNSPACED)
+        self.scan = vad.SileroScan()
 
     @property
     def threshold(self) -> float:
@@ -126,9 +130,8 @@ class Session:
         scored = self.probs.size
         full = self.audio.shape[0] // FRAME
         if full > scored:
-            ctx = min(CONTEXT_FRAMES, scored)
-            fresh = hallucination.speech_probs(self.audio[(scored - ctx) * FRAME : full * FRAME])[ctx:]
-            self.probs = np.concatenate([self.probs, fresh.astype(np.float32)])
+            fresh = self.scan.score(self.audio[scored * FRAME : full * FRAME])
+            self.probs = np.concatenate([self.probs, fresh])
 
     def drop(self, frames: int) -> None:
         """Forget the first `frames` frames of audio."""

@@ -146,18 +146,25 @@ class SileroScan:
             self._pending, self._pending_len = [buf[n:]], buf.shape[0] - n
 
     def run(self, audio: np.ndarray) -> None:
-        """Score the frames of `audio` (a whole number of frames), the next ones of the stream."""
+        """Score the frames of `audio` (a whole number of frames), the next ones of the stream, and keep them."""
+        self._probs.append(self.score(audio))
+
+    def score(self, audio: np.ndarray) -> np.ndarray:
+        """The speech probabilities of the frames of `audio` (a whole number of frames), the next ones of the
+        stream, without keeping them (a streaming session keeps its own, streaming.py)."""
         frames = audio.reshape(-1, FRAME)
         context = np.empty((frames.shape[0], CONTEXT), dtype=np.float32)
         context[0] = self._context
         context[1:] = frames[:-1, -CONTEXT:]
         self._context = frames[-1, -CONTEXT:].copy()
         x = np.concatenate([context, frames], axis=1)
+        out: list[np.ndarray] = []
         for i in range(0, x.shape[0], self._batch):
-            out, self._h, self._c = self._session.run(
+            probs, self._h, self._c = self._session.run(
                 None, {"input": x[i : i + self._batch], "h": self._h, "c": self._c}
             )
-            self._probs.append(np.asarray(out, dtype=np.float32).reshape(-1))
+            out.append(np.asarray(probs, dtype=np.float32).reshape(-1))
+        return np.concatenate(out)
 
     def finish(self) -> np.ndarray:
         """The speech probability of every 32 ms frame of the file."""
