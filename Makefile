@@ -26,7 +26,7 @@ run: install build
 	@echo "== serving on http://127.0.0.1:8000 (Ctrl-C stops) =="
 	bin/sori serve --host 127.0.0.1 --port 8000
 
-test: install browser build depcheck lint $(STREAM_VENV)/.installed test-ts test-py
+test: install browser build depcheck lint $(STREAM_VENV)/.installed-v2 test-ts test-py
 
 # The quick loop while editing: the tests named *.unit.test.ts (test/README.md, "Unit tests": no process started, no
 # model, no blob store; the job store on SQLite, and on PostgreSQL where one answers at SORI_TEST_PG_URL), and the
@@ -103,10 +103,13 @@ $(INSIGHT_STATE): $(INSIGHT_GGUF) $(CLIENT_DIST) src/insight/prompt.ts
 	touch $@
 
 # Test-only virtualenv: the public RTZR streaming clients from PyPI, driven against `sori serve` by
-# test/streaming/clients.test.ts (docs/streaming.md). Nothing of it is installed into the service.
-$(STREAM_VENV)/.installed:
+# test/streaming/clients.test.ts (docs/streaming.md), and gRPC's Python runtime and code generator for the gRPC
+# client of RTZR's Python tutorial (test/streaming/rtzr_grpc.py). Nothing of it is installed into the service.
+# The stamp's suffix moves when the list does, so an existing virtualenv gets what was added.
+$(STREAM_VENV)/.installed-v2:
 	$(PYTHON) -m venv $(STREAM_VENV)
-	$(STREAM_VENV)/bin/pip install --quiet --disable-pip-version-check livekit-plugins-rtzr==1.8.9 pipecat-rtzr==0.1.0
+	$(STREAM_VENV)/bin/pip install --quiet --disable-pip-version-check livekit-plugins-rtzr==1.8.9 pipecat-rtzr==0.1.0 \
+		grpcio==1.85.3 grpcio-tools==1.81.1
 	touch $@
 
 # Debian's Chromium, for the web console's browser test (test/extras/console.test.ts skips itself without it).

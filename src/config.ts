@@ -96,6 +96,11 @@ const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(256 * 1024),
+  // RTZR's gRPC streaming service beside the WebSocket route (docs/streaming.md, "gRPC"): off while 0; TLS when both
+  // files are given (RTZR's clients dial TLS).
+  SORI_STREAM_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  SORI_STREAM_GRPC_TLS_CERT: z.string().optional(),
+  SORI_STREAM_GRPC_TLS_KEY: z.string().optional(),
   // Blob store for uploaded audio (docs/deployment.md).
   SORI_BLOB_STORE: z.enum(["local", "postgres", "s3"]).default("local"),
   SORI_S3_BUCKET: z.string().optional(),
@@ -173,6 +178,9 @@ export interface Config {
     /** Most of a stream engine's time that interims may take (steps.ts). */
     interimShare: number;
     maxFrameBytes: number;
+    /** The gRPC service's port (0: off), and its TLS certificate chain and key files (PEM; both or neither). */
+    grpcPort: number;
+    grpcTls: { cert: string; key: string } | null;
   };
   /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
   blobs: {
@@ -207,6 +215,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.SORI_BLOB_STORE === "s3" && !e.SORI_S3_BUCKET)
     throw new Error("invalid environment: SORI_BLOB_STORE=s3 needs SORI_S3_BUCKET");
+  if (!e.SORI_STREAM_GRPC_TLS_CERT !== !e.SORI_STREAM_GRPC_TLS_KEY)
+    throw new Error("invalid environment: SORI_STREAM_GRPC_TLS_CERT and SORI_STREAM_GRPC_TLS_KEY go together");
   // The default is beside the code, not the working directory, so `bin/sori` finds the same store from anywhere.
   const dataDir = path.resolve(e.SORI_DATA_DIR ?? path.join(projectRoot, "data"));
   const modelsDir = path.resolve(e.SORI_MODELS_DIR ?? path.join(projectRoot, "models"));
@@ -250,6 +260,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       interimMs: e.SORI_STREAM_INTERIM_MS,
       interimShare: e.SORI_STREAM_INTERIM_SHARE,
       maxFrameBytes: e.SORI_STREAM_MAX_FRAME_BYTES,
+      grpcPort: e.SORI_STREAM_GRPC_PORT,
+      grpcTls:
+        e.SORI_STREAM_GRPC_TLS_CERT && e.SORI_STREAM_GRPC_TLS_KEY
+          ? { cert: path.resolve(e.SORI_STREAM_GRPC_TLS_CERT), key: path.resolve(e.SORI_STREAM_GRPC_TLS_KEY) }
+          : null,
     },
     openaiMaxAudioS: e.SORI_OPENAI_MAX_AUDIO_S,
     openaiMaxFileBytes: e.SORI_OPENAI_MAX_FILE_BYTES,

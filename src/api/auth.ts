@@ -5,6 +5,7 @@ import { dummySecretHash, verifySecret } from "../auth/secrets.js";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { getClient } from "../storage/clients.js";
+import type { AppContext } from "./context.js";
 import { ErrorBody, Int, type Route, route } from "./route.js";
 
 const CREDENTIALS_REFUSAL = "client_id and client_secret are required (form fields)";
@@ -78,11 +79,19 @@ async function multipartFields(req: FastifyRequest): Promise<Record<string, unkn
 
 /** onRequest hook for protected routes: a valid, unexpired token of an existing, enabled client, or 401 H0002. */
 export async function requireClient(this: FastifyInstance, req: FastifyRequest): Promise<void> {
-  const header = req.headers.authorization;
+  req.client = (await bearerClient(this.sori, req.headers.authorization)).client;
+}
+
+/** The client an `Authorization: Bearer <token>` value names (scheme in any case), and when its token expires
+ * (epoch ms); H0002 for anything else. Also the streaming transports' check (WebSocket headers, gRPC metadata). */
+export async function bearerClient(
+  ctx: Pick<AppContext, "tokens" | "store">,
+  header: unknown,
+): Promise<{ client: ClientRow; expiresAt: number }> {
   const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i.exec(header.trim()) : null;
   if (!match) throw new ApiError("H0002", "missing or malformed Authorization header (Bearer <token>)");
-  const clientId = await this.sori.tokens.verify(match[1]!);
-  const client: ClientRow | undefined = clientId ? await getClient(this.sori.store, clientId) : undefined;
-  if (!client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
-  req.client = client;
+  const claims = await ctx.tokens.claims(match[1]!);
+  const client = claims ? await getClient(ctx.store, claims.clientId) : undefined;
+  if (!claims || !client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
+  return { client, expiresAt: claims.exp * 1000 };
 }

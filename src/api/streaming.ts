@@ -3,18 +3,17 @@
 // can be refused before the upgrade is refused as HTTP with the spec's `{"code","msg"}` body (the clients map the
 // handshake's status: 400, 401, 429); what happens after it ends with an error answer and a close code.
 
-import { randomBytes } from "node:crypto";
 import websocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
-import { recordStreamSession } from "../metrics/index.js";
-import { getClient } from "../storage/clients.js";
-import { StreamEngines } from "../streaming/pool.js";
+import { StreamHost } from "../streaming/host.js";
 import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
-import { CLOSE, StreamSession } from "../streaming/session.js";
+import { CLOSE, type SessionIo } from "../streaming/session.js";
+import { bearerClient } from "./auth.js";
 import { ErrorBody, type Route, requestSchema } from "./route.js";
+import { startGrpcStreaming } from "./streamingGrpc.js";
 
 export const STREAM_PATH = "/v1/transcribe::streaming"; // `::` is a literal colon for Fastify
 
@@ -40,36 +39,27 @@ declare module "fastify" {
 }
 
 export async function streamingRoutes(app: FastifyInstance): Promise<void> {
-  const { config, tokens, store } = app.sori;
-  const limits = config.stream;
+  const { config } = app.sori;
   const models = loadModelRegistry(config.modelsDir, config.modelsFile);
-  const engines = new StreamEngines(limits.engines, config.python, limits.interimShare, (line) =>
-    app.log.debug({ engine: line }),
-  );
-  let open = 0;
-  app.addHook("onClose", async () => engines.stop());
+  const host = new StreamHost(config.stream, config.python, models, (line) => app.log.debug({ engine: line }));
+  const grpc = config.stream.grpcPort > 0 ? await startGrpcStreaming(app.sori, host, app.log) : null;
+  app.addHook("onClose", async () => {
+    await grpc?.close();
+    await host.stop();
+  });
   app.decorateRequest("tokenExpiresAt", null);
-  await app.register(websocket, { options: { maxPayload: limits.maxFrameBytes } });
+  await app.register(websocket, { options: { maxPayload: config.stream.maxFrameBytes } });
 
   // Refused as HTTP before the upgrade, in this order: the token, the query (the route's schema, each problem worded
   // `field: problem` by queryRefusal), the number of open sessions.
   async function admitToken(req: FastifyRequest): Promise<void> {
-    const header = req.headers.authorization;
-    const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i.exec(header.trim()) : null;
-    if (!match) throw new ApiError("H0002", "missing or malformed Authorization header (Bearer <token>)");
-    const claims = await tokens.claims(match[1]!);
-    const client = claims ? await getClient(store, claims.clientId) : undefined;
-    if (!claims || !client || client.disabled) throw new ApiError("H0002", "invalid or expired token");
+    const { client, expiresAt } = await bearerClient(app.sori, req.headers.authorization);
     req.client = client;
-    req.tokenExpiresAt = claims.exp * 1000;
+    req.tokenExpiresAt = expiresAt;
   }
   async function admitSession(): Promise<void> {
-    if (open >= limits.sessions) {
-      throw new ApiError(
-        "A0002",
-        `this server runs at most ${limits.sessions} streaming sessions at once; try again later`,
-      );
-    }
+    const full = host.refusal;
+    if (full) throw new ApiError("A0002", full);
   }
   const queryRefusal = ([issue]: FastifySchemaValidationError[]): Error =>
     new ApiError(
@@ -85,33 +75,17 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
       socket.close(CLOSE.internal, "not admitted"); // cannot happen: preValidation either admits or refuses
       return;
     }
-    open++;
-    recordStreamSession(1);
-    const slot = engines.acquire();
-    const id = randomBytes(12).toString("base64url");
     let closed = false;
-    const session = new StreamSession(id, req.query, {
-      engine: slot.engine,
-      steps: slot.steps,
-      models,
-      limits: { maxS: limits.maxS, idleS: limits.idleS, interimMs: limits.interimMs },
-      tokenExpiresAt: expiresAt,
-      io: {
-        send: (answer) => {
-          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(answer));
-        },
-        close: (code, reason) => {
-          if (!closed) socket.close(code, reason);
-          closed = true;
-        },
+    const io: SessionIo = {
+      send: (answer) => {
+        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(answer));
       },
-      onEnd: (code) => {
-        open--;
-        slot.release();
-        recordStreamSession(-1, code === CLOSE.normal ? "completed" : String(code));
+      close: (code, reason) => {
+        if (!closed) socket.close(code, reason);
+        closed = true;
       },
-      log: (msg, err) => req.log.warn({ err }, msg),
-    });
+    };
+    const session = host.start(req.query, expiresAt, io, (msg, err) => req.log.warn({ err }, msg));
     socket.on("message", (data, isBinary) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (isBinary) session.onAudio(buf);

@@ -1,0 +1,180 @@
+// RTZR's gRPC streaming service (docs/streaming.md, "gRPC") over TLS: the Python tutorial's client
+// (test/streaming/rtzr_grpc.py, its pb2 modules generated from proto/vito-stt-client.proto) transcribes an 8 kHz
+// copy of a shared clip at real-time pace, and each refusal ends the call with its gRPC status and the spec's code.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { after, before, describe, it } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { authenticate } from "../helpers/api.js";
+import { manifest, normalizedCer } from "../helpers/cer.js";
+import { freePort } from "../helpers/pgCluster.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { phoneCopy } from "./phoneCopy.js";
+
+const PYTHON = path.join(ROOT, ".venv-stream", "bin", "python");
+const DRIVER = path.join(ROOT, "test", "streaming", "rtzr_grpc.py");
+const CLIP = "ko/deeply_anechoic_sub100120a00053.wav";
+
+/** A self-signed certificate for localhost, as a deployment's would be signed by its CA. */
+function selfSigned(dir: string): { cert: string; key: string } {
+  const cert = path.join(dir, "cert.pem");
+  const key = path.join(dir, "key.pem");
+  const r = spawnSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
+      "-addext",
+      "subjectAltName=DNS:localhost",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]),
+    { encoding: "utf8" },
+  );
+  if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
+  return { cert, key };
+}
+
+interface Line {
+  kind: "interim" | "final" | "done" | "error";
+  text?: string;
+  status?: string;
+  details?: string;
+}
+
+function tutorialClient(
+  apiBase: string,
+  target: string,
+  cert: string,
+  raw: string,
+  creds: { id: string; secret: string },
+) {
+  const child = spawn(PYTHON, [DRIVER, apiBase, target, cert, raw, "8000"], {
+    env: { ...process.env, RTZR_CLIENT_ID: creds.id, RTZR_CLIENT_SECRET: creds.secret },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: Line[] = [];
+  const stderr: string[] = [];
+  readline.createInterface({ input: child.stderr }).on("line", (l) => stderr.push(l));
+  readline.createInterface({ input: child.stdout }).on("line", (l) => lines.push(JSON.parse(l) as Line));
+  return new Promise<Line[]>((resolve, reject) =>
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve(lines)
+        : reject(new Error(`exit ${code}: ${JSON.stringify(lines.at(-1))}\n${stderr.slice(-20).join("\n")}`)),
+    ),
+  );
+}
+
+type Decode = grpc.ClientDuplexStream<object, { results: { is_final: boolean }[] }>;
+
+const present = fs.existsSync(PYTHON);
+
+describe("streaming over gRPC (RTZR's OnlineDecoder)", { timeout: 240_000 }, () => {
+  let sori: SoriProcess;
+  let creds: { id: string; secret: string };
+  let target: string;
+  let tls: { cert: string; key: string };
+  let stub: grpc.Client & { Decode(md: grpc.Metadata): Decode };
+  let token: string;
+
+  before(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-grpc-"));
+    tls = selfSigned(dir);
+    const port = await freePort();
+    target = `localhost:${port}`;
+    const env = {
+      SORI_DATA_DIR: tempDataDir(),
+      SORI_WORKERS: "0",
+      SORI_PORT: "0",
+      SORI_STREAM_SESSIONS: "1",
+      SORI_STREAM_GRPC_PORT: String(port),
+      SORI_STREAM_GRPC_TLS_CERT: tls.cert,
+      SORI_STREAM_GRPC_TLS_KEY: tls.key,
+    };
+    const c = createClient(env);
+    creds = { id: c.client_id, secret: c.client_secret };
+    sori = await startSori("serve", env);
+    token = await authenticate(sori.url, creds.id, creds.secret);
+    const def = protoLoader.loadSync(path.join(ROOT, "proto", "vito-stt-client.proto"), { keepCase: true });
+    const pkg = grpc.loadPackageDefinition(def) as unknown as {
+      online_decoder: { OnlineDecoder: new (t: string, c: grpc.ChannelCredentials) => typeof stub };
+    };
+    stub = new pkg.online_decoder.OnlineDecoder(target, grpc.credentials.createSsl(fs.readFileSync(tls.cert)));
+  });
+  after(() => {
+    stub?.close();
+    return sori?.stop();
+  });
+
+  /** Sends `requests`, half-closes, and returns how the call ended. */
+  async function call(auth: string | null, requests: object[], keepOpen = false) {
+    const md = new grpc.Metadata();
+    if (auth) md.set("authorization", auth);
+    const c = stub.Decode(md);
+    const results: unknown[] = [];
+    const ended = new Promise<{ code: grpc.status; details: string }>((resolve) => {
+      c.on("data", (r) => results.push(r));
+      c.on("error", (e: grpc.ServiceError) => resolve({ code: e.code, details: e.details }));
+      c.on("status", (s: grpc.StatusObject) => s.code === grpc.status.OK && resolve(s));
+    });
+    for (const r of requests) c.write(r);
+    if (!keepOpen) c.end();
+    return { call: c, ended, results };
+  }
+  const config = (over: object = {}) => ({ streaming_config: { sample_rate: 8000, encoding: "LINEAR16", ...over } });
+
+  it(
+    "the Python tutorial's client over TLS: an 8 kHz sentence at real-time pace gives a final close to the reference",
+    { skip: present ? false : "no .venv-stream (make .venv-stream/.installed-v2)" },
+    async () => {
+      const lines = await tutorialClient(sori.url, target, tls.cert, phoneCopy(path.join(TESTDATA, CLIP)), creds);
+      assert.equal(lines.at(-1)?.kind, "done", JSON.stringify(lines));
+      const finals = lines.filter((l) => l.kind === "final");
+      assert.equal(finals.length, 1, JSON.stringify(lines));
+      const ref = manifest(TESTDATA).get(CLIP)!;
+      assert.ok(normalizedCer(finals[0]!.text ?? "", ref) <= 0.3, `${finals[0]!.text} | ${ref}`);
+    },
+  );
+
+  it("refuses a call without a valid token: UNAUTHENTICATED, H0002", async () => {
+    for (const auth of [null, "Bearer not-a-token", `Basic ${token}`]) {
+      const { ended } = await call(auth, [config()]);
+      const s = await ended;
+      assert.equal(s.code, grpc.status.UNAUTHENTICATED, `${auth}: ${s.details}`);
+      assert.match(s.details, /^H0002: /u);
+    }
+  });
+
+  it("refuses a bad config and audio before the config: INVALID_ARGUMENT, H0001 naming the field", async () => {
+    const cases: [object[], RegExp][] = [
+      [[config({ sample_rate: 4000 })], /^H0001: sample_rate: must be 8000 to 48000/u],
+      [[config({ encoding: "FLAC" })], /^H0001: encoding: must be LINEAR16, MULAW or ALAW/u],
+      [[{ audio_content: Buffer.alloc(1600) }], /^H0001: the first message must be streaming_config/u],
+      [[config(), config()], /^H0001: streaming_config may be sent only once/u],
+      [[config(), { audio_content: Buffer.alloc(1601) }], /^H0001: LINEAR16 audio must be whole 16-bit samples/u],
+      [[], /^H0001: the stream ended before streaming_config/u],
+    ];
+    for (const [requests, details] of cases) {
+      const s = await (await call(`Bearer ${token}`, requests)).ended;
+      assert.equal(s.code, grpc.status.INVALID_ARGUMENT, s.details);
+      assert.match(s.details, details);
+    }
+  });
+
+  it("refuses a session beyond the host's bound: RESOURCE_EXHAUSTED, A0002; the open one ends normally", async () => {
+    const first = await call(`Bearer ${token}`, [config()], true);
+    first.call.write({ audio_content: Buffer.alloc(1600) });
+    await new Promise((r) => setTimeout(r, 500)); // the first session is open
+    const second = await (await call(`Bearer ${token}`, [config()])).ended;
+    assert.equal(second.code, grpc.status.RESOURCE_EXHAUSTED, second.details);
+    assert.match(second.details, /^A0002: /u);
+    first.call.end();
+    assert.equal((await first.ended).code, grpc.status.OK);
+  });
+});
