@@ -110,3 +110,22 @@ def test_bad_audio_is_refused_and_the_session_survives(model: dict[str, Any]) ->
     assert streaming.close_session({"session": "s3"}) == {"closed": True}
     with pytest.raises(EngineError, match="no open session"):
         feed("s3", b"")
+
+
+def test_the_vad_of_a_stream_equals_one_pass_over_the_whole_recording(testdata: Path, model: dict[str, Any]) -> None:
+    """The session carries Silero's state from step to step: 100 ms steps score every frame as one pass over the
+    whole audio does (scored afresh per step, soft speech fell under the threshold and was cut out of finals)."""
+    from sori_engine import vad
+
+    params = streaming.parse_open(
+        {"session": "v", "sample_rate": 8000, "decode": {"model": model, "language_mode": "fixed", "language": "ko"}}
+    )
+    stepped, whole = streaming.Session(params), streaming.Session(params)
+    pcm = pcm8k(testdata / "ko/deeply_dancestudio_sub100110a00036.wav")
+    for i in range(0, len(pcm), 1600):
+        stepped.append(pcm[i : i + 1600], flush=False)
+    whole.append(pcm, flush=False)
+    one_pass = vad.probabilities(whole.audio)
+    n = stepped.probs.size
+    assert n > 100
+    np.testing.assert_allclose(stepped.probs, one_pass[:n], atol=1e-4)
