@@ -160,6 +160,7 @@ async def session(
         await feeder
         audio_end = len(pcm) / (2 * rate)
     finals, first_interims, flicker_changed, flicker_shown = [], [], 0, 0
+    final_at: list[float] = []  # where in the audio (0..1) each final's end point lies
     by_seq: dict[int, list[tuple[float, dict]]] = {}
     for t, a in answers:
         if "seq" in a:
@@ -175,6 +176,7 @@ async def session(
             speech_end = (a["start_at"] + a["duration"]) / 1000 - PAD_S
             if speech_end + epd < audio_end:  # an utterance cut by EOS has no end point
                 finals.append(t - (speech_end + epd))
+                final_at.append(speech_end / audio_end)
         hyps = [units(x[1]["alternatives"][0]["text"], model) for x in items]
         for before, after in itertools.pairwise(hyps):
             keep = 0
@@ -185,6 +187,7 @@ async def session(
     text = " ".join(a["alternatives"][0]["text"] for _, a in answers if a.get("final"))
     return {
         "final_latency": finals,
+        "final_at": final_at,
         "first_interim_latency": first_interims,
         "flicker": (flicker_changed, flicker_shown),
         "text": text,
@@ -227,6 +230,46 @@ async def batch_job(
                 "seconds": time.monotonic() - t0,
                 "text": text,
             }
+
+
+async def latency_buckets(
+    http: aiohttp.ClientSession, url: str
+) -> dict[str, list[tuple[float, float]]]:
+    """The server's sori_stream_latency_seconds histogram: {kind: [(le, cumulative count)]}."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    async with http.get(f"{url}/metrics") as r:
+        body = await r.text()
+    for line in body.splitlines():
+        if line.startswith("sori_stream_latency_seconds_bucket{"):
+            labels, value = line.split("} ")
+            kind = labels.split('kind="')[1].split('"')[0]
+            le = labels.split('le="')[1].split('"')[0]
+            out.setdefault(kind, []).append(
+                (float("inf") if le == "+Inf" else float(le), float(value))
+            )
+    return out
+
+
+def bucket_quantiles(
+    before: list[tuple[float, float]], after: list[tuple[float, float]]
+) -> dict:
+    """n, p50 and p95 of the observations made between two reads of a histogram, interpolated in the buckets
+    (as Prometheus's histogram_quantile does)."""
+    counts = [(le, a - dict(before).get(le, 0.0)) for le, a in after]
+    n = counts[-1][1] if counts else 0
+    out: dict = {"n": int(n)}
+    for name, q in (("p50", 0.5), ("p95", 0.95)):
+        rank, lo, below = q * n, 0.0, 0.0
+        out[name] = None
+        for le, c in counts:
+            if c >= rank and n:
+                top = lo * 2 if le == float("inf") else le
+                out[name] = round(
+                    lo + (top - lo) * ((rank - below) / max(c - below, 1e-9)), 3
+                )
+                break
+            lo, below = le, c
+    return out
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -276,6 +319,7 @@ async def main() -> None:
     )
     async with aiohttp.ClientSession() as http:
         tok = await token(http, args.url)
+        hist0 = await latency_buckets(http, args.url)
         jobs = [
             session(
                 http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead
@@ -293,7 +337,21 @@ async def main() -> None:
                 )
             )
         results = await asyncio.gather(*jobs)
+        hist1 = await latency_buckets(http, args.url)
     sessions = results[: args.sessions]
+    # A backlog that grows shows as finals later and later in the audio: the client-side p50 by third.
+    thirds = [
+        pct(
+            [
+                lat
+                for s in sessions
+                for lat, at in zip(s["final_latency"], s["final_at"])
+                if k / 3 <= at < (k + 1) / 3
+            ],
+            0.5,
+        )
+        for k in range(3)
+    ]
     finals = [x for s in sessions for x in s["final_latency"]]
     firsts = [x for s in sessions for x in s["first_interim_latency"]]
     changed = sum(s["flicker"][0] for s in sessions)
@@ -313,6 +371,12 @@ async def main() -> None:
             "n": len(firsts),
             "p50": pct(firsts, 0.5),
             "p95": pct(firsts, 0.95),
+        },
+        "final_latency_p50_by_third_s": thirds,
+        # The server's own times (sori_stream_latency_seconds): first interim from the arrival of the utterance's
+        # first speech frame, final from the arrival of the audio that decided the end point; bucket-interpolated.
+        "server_latency_s": {
+            k: bucket_quantiles(hist0.get(k, []), v) for k, v in hist1.items()
         },
         "flicker": round(changed / shown, 3) if shown else None,
         "streaming_cer": [round(cer(s["text"], ref), 3) for s in sessions],
