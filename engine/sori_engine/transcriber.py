@@ -510,9 +510,13 @@ def _decode_once(
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     starts = [a for a, _b in clips]
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
-        # By the segment's middle: a clip's first segment starts at the clip's start rounded to 3 decimals, which
-        # can fall just before it and so into the previous clip (then both clips' text came out twice).
-        i = max(0, bisect.bisect_right(starts, (fw.start + fw.end) / 2) - 1)
+        # By the clip the pipeline decoded it in: `seek` is that clip's start in feature frames, rounded down (the
+        # clip is the last to start before the next frame). Not by its times: a clip's first segment starts at the
+        # clip's start rounded to 3 decimals, which can fall just before it (then both clips' text came out twice),
+        # and a last segment can run past its clip's end (Whisper's last timestamp may point into the padding), so
+        # that its middle fell into the next clip and its text was placed there, seconds away (bench/rtf.py's ko
+        # input: "네." of one clip came out inside the next clip's text).
+        i = max(0, bisect.bisect_left(starts, (fw.seek + 1) / model.frames_per_second) - 1)
         per_clip[i].append(fw)
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
