@@ -70,13 +70,16 @@ STAGES: list[tuple[str, str, str]] = [
     ("faster_whisper.feature_extractor", "FeatureExtractor.__call__", "features (log-mel)"),
     ("faster_whisper.transcribe", "WhisperModel.add_word_timestamps", "word timestamps"),
     ("faster_whisper.transcribe", "restore_speech_timestamps", "other"),
-    ("sori_engine.diarize", "speech_regions", "diarization: segmentation"),
-    ("sori_engine.diarize", "speech_segments", "diarization: segmentation"),
-    ("sori_engine.diarize", "embed_samples", "diarization: embeddings"),
-    ("sori_engine.diarize", "embed_samples_campplus", "diarization: embeddings"),
-    ("sori_engine.diarize", "embed_windows_campplus", "diarization: embeddings"),
-    ("sori_engine.diarize", "estimate_count", "diarization: clustering"),
-    ("sori_engine.diarize", "cluster", "diarization: clustering"),
+    # The diarization package (engine/sori_engine/diarization/): names as its pipeline module imports them.
+    ("sori_engine.vad", "SileroScan.run", "VAD (Silero, regions)"),  # the transcriber's windows and diarization's
+    ("sori_engine.diarization.regions", "SegmentationScan.feed", "diarization: segmentation"),
+    ("sori_engine.diarization.regions", "SegmentationScan.finish", "diarization: segmentation"),
+    ("sori_engine.diarization.pipeline", "speech_segments", "diarization: segmentation"),
+    ("sori_engine.diarization.embedders", "CampplusEmbedder.add", "diarization: embeddings"),
+    ("sori_engine.diarization.embedders", "CampplusEmbedder.result", "diarization: embeddings"),
+    ("sori_engine.diarization.embedders", "ResemblyzerEmbedder.add", "diarization: embeddings"),
+    ("sori_engine.diarization.embedders", "ResemblyzerEmbedder.result", "diarization: embeddings"),
+    ("sori_engine.diarization.pipeline", "cluster", "diarization: clustering"),
 ]
 MODEL_CALLS = {"encode": "encoder", "generate": "decoder (beam search)", "align": "word timestamps",
                "detect_language": "language detection"}
@@ -189,7 +192,7 @@ def run_job(params: dict[str, Any], diarize: bool, plain: bool) -> None:
         return
     transcriber.transcribe(parse_transcribe(params), lambda _f: None)
     if diarize:
-        from sori_engine import diarize as diarize_op
+        from sori_engine.diarization import pipeline as diarize_op
 
         diarize_op.diarize(params["audio_path"], 0, params.get("max_duration_s"), lambda _f: None)
 
@@ -205,7 +208,7 @@ def main() -> int:
     args = ap.parse_args()
     base = engine_params(args.config)
     if args.diarize:
-        importlib.import_module("sori_engine.diarize")
+        importlib.import_module("sori_engine.diarization.pipeline")
     print(f"{'plain WhisperModel.transcribe' if args.plain else 'sori'}: config {args.config}{' + use_diarization' if args.diarize else ''}; engine params "
           f"beam {base['model']['beam_size']}, vad {base['model']['vad']}, words {base['word_timestamps']}; "
           f"cpus {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
