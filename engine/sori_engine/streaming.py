@@ -50,6 +50,7 @@ PAD_S = 0.4  # audio decoded after the last speech frame of an utterance (the VA
 # later than on the whole file (0.45 s late on ko/deeply_dancestudio_sub100110a00036, whose first word was then
 # lost: docs/streaming.md, "Figures").
 LEAD_S = 0.8
+assert round(LEAD_S * 16000) % 512 == 0, "an utterance must start on the VAD's frame grid (_final reuses its probs)"
 # An utterance this long is finalised at its longest pause (one Whisper window holds 30 s; shorter utterances also
 # keep the interims' cost down, each of which decodes the whole utterance so far).
 MAX_UTTERANCE_S = 15.0
@@ -297,11 +298,17 @@ def _final(s: Session, first: int, last: int) -> dict[str, Any]:
     a, b = _bounds(s, first, last)
     audio = s.audio[a:b]
     result = transcriber.transcribe_audio(
-        s.params.decode, audio, s.params.narrowband, stream_interim.window_s(audio.shape[0])
+        s.params.decode,
+        audio,
+        s.params.narrowband,
+        stream_interim.window_s(audio.shape[0]),
+        s.probs[a // FRAME :],  # the session's own (a is on the frame grid: LEAD_S is whole frames)
     )
     event = _event(s, first, a, b, list(result.segments), final=True)
-    pad = int(PAD_S / hallucination.FRAME_S)
-    s.drop(min(last + 1 + pad, s.probs.size))
+    # Only the utterance's speech is forgotten: the pause after it (epd_time of non-speech, which the final also
+    # decoded as its padding) stays as the next utterance's lead-in. Dropped with the padding, a next utterance
+    # that began 0.6 s after a click kept 0.16 s of lead-in, and Whisper skipped its first words ("시내에 있는").
+    s.drop(min(last + 1, s.probs.size))
     s.stable.reset()
     return event
 

@@ -114,11 +114,18 @@ def transcribe(
 
 
 def transcribe_audio(
-    req: TranscribeParams, audio: np.ndarray, narrowband: bool, window_s: float | None = None
+    req: TranscribeParams,
+    audio: np.ndarray,
+    narrowband: bool,
+    window_s: float | None = None,
+    speech_probs: np.ndarray | None = None,
 ) -> TranscribeResult:
     """The same recognition as `transcribe` on 16 kHz float32 audio already in memory (a streaming session's
     utterance, streaming.py): same VAD, decoding, tail rounds and hallucination stage. `req.audio_path` is unused.
-    `window_s` (at least the audio's length) shortens Whisper's 30 s window to that: see KeepTailPipeline."""
+    `window_s` (at least the audio's length) shortens Whisper's 30 s window to that: see KeepTailPipeline.
+    `speech_probs`: Silero's probability for each 32 ms frame of `audio` from a pass that also saw the audio
+    before it (the session's), used instead of a pass over `audio` alone: scored from its first sample, soft
+    reverberant speech fell under the speech map's threshold and a real sentence was removed as "on no speech"."""
     model = models.get_model(req.model)
     _check_languages(req, model.supported_languages)
     frames = (
@@ -127,7 +134,14 @@ def transcribe_audio(
         else round(window_s * model.feature_extractor.sampling_rate / model.feature_extractor.hop_length)
     )
     return _transcribe_blocks(
-        model, req, [audio], narrowband, audio.shape[0] / SR, lambda _f: None, window_frames=frames
+        model,
+        req,
+        [audio],
+        narrowband,
+        audio.shape[0] / SR,
+        lambda _f: None,
+        window_frames=frames,
+        known_probs=speech_probs,
     )
 
 
@@ -140,6 +154,7 @@ def _transcribe_blocks(
     emit_progress: Callable[[float], None],
     emit_checkpoint: Callable[[dict], None] | None = None,
     window_frames: int | None = None,
+    known_probs: np.ndarray | None = None,
 ) -> TranscribeResult:
     progress = ProgressReporter(emit_progress, expected_s)
     state = _Decoder(model, req, progress, window_frames)
@@ -158,7 +173,9 @@ def _transcribe_blocks(
         progress.update(resumed.offset_sample / SR)
         log.info("resuming after %d window(s), at %.1f s", index, resumed.offset_sample / SR)
     start = resumed.offset_sample if resumed is not None else 0
-    for window in windows(blocks, use_vad, window_s, narrowband=narrowband, start_sample=start):
+    for window in windows(
+        blocks, use_vad, window_s, narrowband=narrowband, start_sample=start, known_probs=known_probs
+    ):
         done = len(state.segments)
         speech.add_probs(window.offset, window.probs)
         state.feed(window)
@@ -221,12 +238,14 @@ def windows(
     window_s: float = WINDOW_S,
     narrowband: bool = False,
     start_sample: int = 0,
+    known_probs: np.ndarray | None = None,
 ) -> Iterator[Window]:
     """Group decoded blocks into windows and find their speech. A region that may continue past a window's end
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
     region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions.
     Narrow-band audio (`narrowband`: the container says so) gets the phone VAD threshold (phone.py). One Silero
-    pass gives both a window's regions and its speech probabilities (vad.py)."""
+    pass gives both a window's regions and its speech probabilities (vad.py). `known_probs`: the probabilities of
+    the audio from `start_sample` on, already computed (transcribe_audio), for the first window."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
     pending: list[np.ndarray] = []
@@ -246,7 +265,11 @@ def windows(
             return
         buf = np.concatenate(pending) if len(pending) > 1 else pending[0]
         pending, pending_len = [], 0
-        probs = vad.probabilities(buf)
+        if known_probs is not None and offset == start_sample and known_probs.size:
+            n = -(-buf.shape[0] // vad.FRAME)  # the frames of buf, the last one padded, as vad.probabilities has them
+            probs = np.pad(known_probs[:n], (0, max(0, n - known_probs.shape[0])), mode="edge")
+        else:
+            probs = vad.probabilities(buf)
         if not use_vad:
             step = int(CHUNK_S * SR)
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step

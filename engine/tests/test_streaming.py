@@ -129,3 +129,38 @@ def test_the_vad_of_a_stream_equals_one_pass_over_the_whole_recording(testdata: 
     n = stepped.probs.size
     assert n > 100
     np.testing.assert_allclose(stepped.probs, one_pass[:n], atol=1e-4)
+
+
+def test_a_final_keeps_the_pause_after_its_speech_for_the_next_lead_in(testdata: Path, model: dict[str, Any]) -> None:
+    """After a final only the utterance's speech is forgotten; the pause after it stays in the buffer as the next
+    utterance's lead-in (dropped with the final's padding, a next utterance soon after lost its first words)."""
+    pcm = pcm8k(testdata / CLIP, silence_s=1.5)
+    open_session("keep", model)
+    s = streaming._sessions["keep"]
+    finals = []
+    for i in range(0, len(pcm), 1600):
+        finals += [e for e in feed("keep", pcm[i : i + 1600])["events"] if e["final"]]
+        if finals:
+            break
+    assert len(finals) == 1
+    speech_end = finals[0]["end"] - streaming.PAD_S  # the final's audio ends PAD_S after its last speech frame
+    kept_from = s.offset / streaming.SR
+    assert kept_from <= speech_end + streaming.FRAME / streaming.SR + 1e-6
+    assert s.audio.shape[0] / streaming.SR >= 0.4  # the pause the end point waited for (epd_time 0.5 s) is held
+
+
+def test_a_final_judges_speech_by_the_sessions_probabilities(testdata: Path, model: dict[str, Any]) -> None:
+    """transcribe_audio takes the session's speech probabilities for the hallucination stage's speech map: with
+    all frames marked as non-speech every segment is removed as "on no speech", with all as speech none is."""
+    from sori_engine import transcriber
+
+    params = streaming.parse_open(
+        {"session": "p", "sample_rate": 8000, "decode": {"model": model, "language_mode": "fixed", "language": "ko"}}
+    )
+    s = streaming.Session(params)
+    s.append(pcm8k(testdata / CLIP, silence_s=0), flush=True)
+    frames = -(-s.audio.shape[0] // streaming.FRAME)
+    silent = transcriber.transcribe_audio(params.decode, s.audio, True, None, np.zeros(frames, np.float32))
+    speech = transcriber.transcribe_audio(params.decode, s.audio, True, None, np.ones(frames, np.float32))
+    assert silent.segments == []
+    assert len(" ".join(seg.text for seg in speech.segments)) >= 10
