@@ -97,10 +97,12 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
   let session: StreamSession | null = null;
   let over = false;
   let failure: { code: string; msg: string } | null = null;
+  let starting: Promise<void> | null = null;
   const refuse = (status: grpc.status, code: string, msg: string): void => {
     if (over) return;
     over = true;
     call.emit("error", { code: status, details: `${code}: ${msg}` });
+    void starting?.then(() => session?.onClosed()); // a session still open (a second config) frees its place now
   };
   const refuseApi = (err: unknown): void => {
     const e = err instanceof ApiError ? err : new ApiError("E500", "internal error");
@@ -142,7 +144,6 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
     session = host.start(parsed.data, expiresAt, io, (msg, err) => log.warn({ err }, msg));
   }
 
-  let starting: Promise<void> | null = null;
   call.on("data", (req: DecoderRequest) => {
     if (over) return;
     if (req.streaming_request === "streaming_config" && req.streaming_config) {
