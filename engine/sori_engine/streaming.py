@@ -50,7 +50,7 @@ PAD_S = 0.4  # audio decoded after the last speech frame of an utterance (the VA
 # later than on the whole file (0.45 s late on ko/deeply_dancestudio_sub100110a00036, whose first word was then
 # lost: docs/streaming.md, "Figures").
 LEAD_S = 0.8
-assert round(LEAD_S * 16000) % 512 == 0, "an utterance must start on the VAD's frame grid (_final reuses its probs)"
+assert round(LEAD_S * SR) % FRAME == 0, "an utterance must start on the VAD's frame grid (_final reuses its probs)"
 # An utterance this long is finalised at its longest pause (one Whisper window holds 30 s; shorter utterances also
 # keep the interims' cost down, each of which decodes the whole utterance so far).
 MAX_UTTERANCE_S = 15.0

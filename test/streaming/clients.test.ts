@@ -2,18 +2,15 @@
 // nothing but their base URL and credentials (test/streaming/rtzr_clients.py), transcribe shared Korean audio fed
 // at real-time pace against `sori serve`, while a batch job runs beside them. Bounds, never exact words.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
 import { after, before, describe, it } from "node:test";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
 import { manifest, normalizedCer } from "../helpers/cer.js";
-import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { runDriver, STREAM_PYTHON } from "./driver.js";
 import { phoneCopy } from "./phoneCopy.js";
 
-const PYTHON = path.join(ROOT, ".venv-stream", "bin", "python");
-const DRIVER = path.join(ROOT, "test", "streaming", "rtzr_clients.py");
 const CLIP = "ko/deeply_anechoic_sub100120a00053.wav";
 const DIALOGUE = "multi/deeply_ko_dialogue_constructed";
 
@@ -23,25 +20,13 @@ interface Event {
   t: number;
 }
 
-function drive(client: "livekit" | "pipecat", url: string, raw: string, creds: { id: string; secret: string }) {
-  const child = spawn(PYTHON, [DRIVER, client, url, raw, "8000", "0.5"], {
-    env: { ...process.env, RTZR_CLIENT_ID: creds.id, RTZR_CLIENT_SECRET: creds.secret },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const events: Event[] = [];
-  const stderr: string[] = [];
-  readline.createInterface({ input: child.stderr }).on("line", (l) => stderr.push(l));
-  readline.createInterface({ input: child.stdout }).on("line", (l) => events.push(JSON.parse(l) as Event));
-  return new Promise<Event[]>((resolve, reject) =>
-    child.once("exit", (code) =>
-      code === 0 && events.at(-1)?.kind === "done"
-        ? resolve(events)
-        : reject(new Error(`${client} exited ${code}:\n${stderr.slice(-30).join("\n")}`)),
-    ),
-  );
+async function drive(client: "livekit" | "pipecat", url: string, raw: string, creds: { id: string; secret: string }) {
+  const events = await runDriver<Event>("rtzr_clients.py", [client, url, raw, "8000", "0.5"], creds);
+  if (events.at(-1)?.kind !== "done") throw new Error(`${client} did not finish: ${JSON.stringify(events.at(-1))}`);
+  return events;
 }
 
-const present = fs.existsSync(PYTHON);
+const present = fs.existsSync(STREAM_PYTHON);
 
 describe(
   "streaming: the public RTZR clients",

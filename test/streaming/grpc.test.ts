@@ -2,11 +2,10 @@
 // (test/streaming/rtzr_grpc.py, its pb2 modules generated from proto/vito-stt-client.proto) transcribes an 8 kHz
 // copy of a shared clip at real-time pace, and each refusal ends the call with its gRPC status and the spec's code.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -14,10 +13,9 @@ import { authenticate } from "../helpers/api.js";
 import { manifest, normalizedCer } from "../helpers/cer.js";
 import { freePort } from "../helpers/pgCluster.js";
 import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { runDriver, STREAM_PYTHON } from "./driver.js";
 import { phoneCopy } from "./phoneCopy.js";
 
-const PYTHON = path.join(ROOT, ".venv-stream", "bin", "python");
-const DRIVER = path.join(ROOT, "test", "streaming", "rtzr_grpc.py");
 const CLIP = "ko/deeply_anechoic_sub100120a00053.wav";
 
 /** A self-signed certificate for localhost, as a deployment's would be signed by its CA. */
@@ -54,26 +52,12 @@ function tutorialClient(
   raw: string,
   creds: { id: string; secret: string },
 ) {
-  const child = spawn(PYTHON, [DRIVER, apiBase, target, cert, raw, "8000"], {
-    env: { ...process.env, RTZR_CLIENT_ID: creds.id, RTZR_CLIENT_SECRET: creds.secret },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: Line[] = [];
-  const stderr: string[] = [];
-  readline.createInterface({ input: child.stderr }).on("line", (l) => stderr.push(l));
-  readline.createInterface({ input: child.stdout }).on("line", (l) => lines.push(JSON.parse(l) as Line));
-  return new Promise<Line[]>((resolve, reject) =>
-    child.once("exit", (code) =>
-      code === 0
-        ? resolve(lines)
-        : reject(new Error(`exit ${code}: ${JSON.stringify(lines.at(-1))}\n${stderr.slice(-20).join("\n")}`)),
-    ),
-  );
+  return runDriver<Line>("rtzr_grpc.py", [apiBase, target, cert, raw, "8000"], creds);
 }
 
 type Decode = grpc.ClientDuplexStream<object, { results: { is_final: boolean }[] }>;
 
-const present = fs.existsSync(PYTHON);
+const present = fs.existsSync(STREAM_PYTHON);
 
 describe("streaming over gRPC (RTZR's OnlineDecoder)", { timeout: 240_000 }, () => {
   let sori: SoriProcess;
