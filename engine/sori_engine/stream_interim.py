@@ -8,9 +8,9 @@
 - Batched: the sessions that want an interim in one engine step are decoded together, one encoder call and one
   generate call per group of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s
   batched against 2.20 one by one).
-- Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; the first
-  hypothesis of an utterance shows its start), and takes a shown word back only when two consecutive hypotheses
-  agree on something else there.
+- Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
+  utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a shown word back only when
+  two consecutive hypotheses agree on something else there.
 
 The text then goes through the hallucination stage (loops, text on no speech), as a final's does.
 """
@@ -57,6 +57,15 @@ def silence_padded_features(model: WhisperModel, audio: np.ndarray, frames: int)
 
 
 @dataclass
+class Hypothesis:
+    """An interim's text as a segment over the utterance so far, and whether it may be shown before a second
+    hypothesis agrees with it (the hallucination stage left it as Whisper wrote it)."""
+
+    segment: Segment
+    sure: bool
+
+
+@dataclass
 class Want:
     """One session's interim request: the decode settings and the utterance so far (16 kHz)."""
 
@@ -64,9 +73,9 @@ class Want:
     audio: np.ndarray
 
 
-def decode(wants: list[Want]) -> list[Segment | None]:
+def decode(wants: list[Want]) -> list[Hypothesis | None]:
     """One greedy hypothesis per want (None: nothing left after the hallucination stage), batched by group."""
-    out: list[Segment | None] = [None] * len(wants)
+    out: list[Hypothesis | None] = [None] * len(wants)
     groups: dict[tuple, list[int]] = {}
     for i, w in enumerate(wants):
         key = (w.req.model.path, w.req.model.device, w.req.model.compute_type, w.req.model.cpu_threads)
@@ -77,7 +86,7 @@ def decode(wants: list[Want]) -> list[Segment | None]:
     return out
 
 
-def _decode_group(wants: list[Want]) -> list[Segment | None]:
+def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     first = wants[0].req
     model = models.get_model(first.model)
     assert first.language is not None  # a stream decodes in one fixed language (streaming.parse_open)
@@ -99,7 +108,7 @@ def _decode_group(wants: list[Want]) -> list[Segment | None]:
         return_scores=True,
         return_no_speech_prob=True,
     )
-    out: list[Segment | None] = []
+    out: list[Hypothesis | None] = []
     for w, r in zip(wants, results, strict=True):
         tokens = [t for t in r.sequences_ids[0] if t < tokenizer.eot]
         text = tokenizer.decode(tokens).strip()
@@ -116,7 +125,10 @@ def _decode_group(wants: list[Want]) -> list[Segment | None]:
             no_speech_prob=r.no_speech_prob,
         )
         kept = hallucination.clean([seg], hallucination.SpeechMap(hallucination.speech_probs(w.audio)))
-        out.append(kept[0] if kept else None)
+        # Shown alone (StablePrefix) only as Whisper wrote it: one the stage had to cut ("뭐, 뭐, 뭐, ..." from
+        # the first half second of speech) waits for a second hypothesis to agree.
+        sure = bool(kept) and kept[0].text == text
+        out.append(Hypothesis(kept[0], sure) if kept else None)
     return out
 
 
@@ -125,6 +137,7 @@ class StablePrefix:
     """The interim text a session shows for its open utterance. A unit (a word; a character in unspaced
     languages) is shown once two consecutive hypotheses agree on it and everything before it; a shown unit is taken
     back only when two consecutive hypotheses agree on something else in its place (the audio proved it wrong).
+    Until anything is shown, a sure hypothesis (Hypothesis.sure) shows its start without waiting for a second.
     Units are compared normalized (hallucination.normalize), so a comma that comes and goes is no change."""
 
     unspaced: bool
@@ -139,17 +152,16 @@ class StablePrefix:
     def text(self) -> str:
         return ("" if self.unspaced else " ").join(self.shown)
 
-    def update(self, hypothesis: str) -> bool:
+    def update(self, hypothesis: str, sure: bool = True) -> bool:
         """Takes a new hypothesis; returns whether the shown text changed."""
         new = self.units(hypothesis)
-        first = not self.last
         agreed = new[: _common(self.last, new)]
         self.last = new
         held = 2 * LEAD_HELD_BACK if self.unspaced else LEAD_HELD_BACK
-        if first and len(new) > held:
-            # The utterance's first hypothesis has nothing to agree with yet: its start is shown without its
-            # last units (a word cut off by the end of the audio so far), so the first words appear one interim
-            # earlier. Measured in docs/streaming.md (first interim latency, flicker).
+        if not self.shown and sure and len(new) > held:
+            # Nothing shown yet, so nothing to take back: a sure hypothesis's start is shown without its last
+            # units (a word cut off by the end of the audio so far) rather than one interim later, once a second
+            # agrees. Measured in docs/streaming.md (first interim latency, flicker).
             self.shown = new[: len(new) - held]
             return True
         k = _common(agreed, self.shown)

@@ -231,8 +231,8 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
         )
         for (i, s, (first, _last)), (a, b), hyp in zip(wants, bounds, hyps, strict=True):
             results[i]["interim"] = True
-            if hyp is not None and s.stable.update(hyp.text):
-                shown = replace(hyp, text=s.stable.text())
+            if hyp is not None and s.stable.update(hyp.segment.text, hyp.sure):
+                shown = replace(hyp.segment, text=s.stable.text())
                 results[i]["events"].append(_event(s, first, a, b, [shown], final=False))
     return {"results": results, "interim_s": round(time.monotonic() - started, 3)}
 

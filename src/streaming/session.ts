@@ -195,7 +195,9 @@ export class StreamSession {
 
   private async pump(): Promise<void> {
     if (this.busy || this.ended) return;
-    const interimDue = Date.now() - this.lastInterim >= this.deps.limits.interimMs;
+    // Until the open utterance has shown something, every step may ask for an interim: the first words are what
+    // a voice agent waits for (barge-in), and the engine's interim share still bounds what they cost.
+    const interimDue = !this.interimSentForSeq || Date.now() - this.lastInterim >= this.deps.limits.interimMs;
     if (this.pendingBytes === 0 && !this.finishing && !this.finalizeAsked) return;
     this.busy = true;
     const pcm = Buffer.concat(this.pending, this.pendingBytes);
@@ -207,13 +209,10 @@ export class StreamSession {
     let result: StepResult;
     try {
       await this.opened;
-      result = await this.deps.steps.step({
-        session: this.id,
-        pcm: pcm.toString("base64"),
-        interim: interimDue,
-        finalize,
-        finish,
-      });
+      result = await this.deps.steps.step(
+        { session: this.id, pcm: pcm.toString("base64"), interim: interimDue, finalize, finish },
+        !this.interimSentForSeq,
+      );
     } catch (err) {
       this.busy = false;
       this.fail("E500", "the recognizer failed; the session cannot go on", CLOSE.internal, err);

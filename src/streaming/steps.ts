@@ -3,7 +3,9 @@
 // engine decodes the interims of all sessions in one batched pass and a final never queues behind another
 // session's separate request. Interims get at most `interimShare` of the engine's time: after a step that spent
 // t seconds on interims, none are asked for during t * (1 / share - 1), which leaves the rest to end-pointing and
-// finals (and the CPU to batch jobs). A loaded engine thus gives fewer interims, never a growing queue.
+// finals (and the CPU to batch jobs). A loaded engine thus gives fewer interims, never a growing queue. An
+// utterance's first words are not held back (the time they take still counts): they are what a voice agent waits
+// for, and while nothing is shown they are cheap (the utterance is short).
 import type { Engine } from "../engine/client.js";
 import type { StreamAudioParams, StreamAudioResult } from "../engine/streamProtocol.js";
 
@@ -11,6 +13,7 @@ export type StepResult = StreamAudioResult & { interim: boolean };
 
 interface Waiting {
   params: StreamAudioParams;
+  firstWords: boolean;
   resolve: (r: StepResult) => void;
   reject: (err: Error) => void;
 }
@@ -25,10 +28,11 @@ export class StepBatcher {
     private readonly interimShare: number,
   ) {}
 
-  /** One session's step; a session has at most one waiting or in flight. */
-  step(params: StreamAudioParams): Promise<StepResult> {
+  /** One session's step; a session has at most one waiting or in flight. `firstWords`: its open utterance has
+   * shown nothing yet, so an interim it asks for is decoded even while interims are held back. */
+  step(params: StreamAudioParams, firstWords = false): Promise<StepResult> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ params, resolve, reject });
+      this.waiting.push({ params, firstWords, resolve, reject });
       void this.next();
     });
   }
@@ -41,7 +45,7 @@ export class StepBatcher {
     const interimsAllowed = Date.now() >= this.interimsFrom;
     try {
       const r = await this.engine.streamStep({
-        steps: batch.map((w) => ({ ...w.params, interim: w.params.interim && interimsAllowed })),
+        steps: batch.map((w) => ({ ...w.params, interim: w.params.interim && (interimsAllowed || w.firstWords) })),
       });
       if (r.interim_s > 0) this.interimsFrom = Date.now() + r.interim_s * 1000 * (1 / this.interimShare - 1);
       batch.forEach((w, i) => {
