@@ -75,7 +75,7 @@ class KeepTailPipeline(BatchedInferencePipeline):
                         "start": sub["start"],
                         "end": sub["end"],
                         "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
-                        "seek": int(chunk_metadata["offset"] * self.model.frames_per_second),
+                        "seek": clip_seek(chunk_metadata["offset"], self.model.frames_per_second),
                     }
                     for sub in subsegments
                 ]
@@ -99,6 +99,11 @@ def encoder_frames(durations_s: list[float], window_frames: int, model: WhisperM
     fps = model.frames_per_second
     needed = math.ceil(max(max(durations_s, default=0.0) + ENCODER_MARGIN_S, ENCODER_MIN_S)) * fps
     return int(min(window_frames, needed + needed % 2))
+
+
+def clip_seek(offset_s: float, frames_per_second: int) -> int:
+    """The `seek` every segment of a clip carries: the clip's start (`offset`, seconds) in whole feature frames."""
+    return int(offset_s * frames_per_second)
 
 
 def _split_keeping_tail(

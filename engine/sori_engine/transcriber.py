@@ -32,7 +32,7 @@ from faster_whisper.transcribe import restore_speech_timestamps
 
 from . import audio as audio_io
 from . import checkpoint, hallucination, models, phone, vad
-from .fw_batched import KeepTailPipeline
+from .fw_batched import KeepTailPipeline, clip_seek
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
@@ -531,15 +531,17 @@ def _decode_once(
         batch_size=BATCH_SIZE,
     )
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
-    starts = [a for a, _b in clips]
+    # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
+    # feature frames, computed here as the pipeline computes it. Not by its times: a clip's first segment starts at
+    # the clip's start rounded to 3 decimals, which can fall just before it (then both clips' text came out twice),
+    # and a last segment can run past its clip's end (Whisper's last timestamp may point into the padding), so
+    # that its middle fell into the next clip and its text was placed there, seconds away (bench/rtf.py's ko
+    # input). Nor by comparing `seek` with the starts: a clip starting on a frame boundary (74.32 s) has seek 7431
+    # by float rounding, and its segments went to the clip before (bench/rtf.py's en input, its text twice).
+    seeks = [_pipeline_seek(a, model.frames_per_second) for a, _b in clips]
+    clip_of = {seek: i for i, seek in enumerate(seeks)}
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
-        # By the clip the pipeline decoded it in: `seek` is that clip's start in feature frames, rounded down (the
-        # clip is the last to start before the next frame). Not by its times: a clip's first segment starts at the
-        # clip's start rounded to 3 decimals, which can fall just before it (then both clips' text came out twice),
-        # and a last segment can run past its clip's end (Whisper's last timestamp may point into the padding), so
-        # that its middle fell into the next clip and its text was placed there, seconds away (bench/rtf.py's ko
-        # input: "네." of one clip came out inside the next clip's text).
-        i = max(0, bisect.bisect_left(starts, (fw.seek + 1) / model.frames_per_second) - 1)
+        i = clip_of.get(fw.seek, max(0, bisect.bisect_right(seeks, fw.seek) - 1))
         per_clip[i].append(fw)
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
@@ -553,6 +555,12 @@ def _decode_once(
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
     return out
+
+
+def _pipeline_seek(start_s: float, frames_per_second: int) -> int:
+    """The `seek` of a clip that starts at `start_s` in the batched pipeline: faster-whisper turns the clip's start
+    into whole samples and back into seconds (its `offset`), and KeepTailPipeline takes whole frames of that."""
+    return clip_seek(int(start_s * SR) / SR, frames_per_second)
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:

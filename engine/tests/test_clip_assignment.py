@@ -49,6 +49,38 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.Mo
         segment(1000, 10.0, 15.0, "second clip"),
     ]
 
+    out = _decode_once_on(monkeypatch, fake, chunks, 40 * SR)
+    assert [[fw.text for fw in segs] for segs in out] == [["first", "runs past its clip"], ["second clip"]]
+    # In window time: clip 0's segments stay near 0-10 s, clip 1's start at 30 s.
+    assert out[0][1].start == pytest.approx(9.0)
+    assert out[1][0].start == pytest.approx(30.0)
+
+
+def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chunks of 30, 30, 14.32 and 5 s of speech: laid end to end, the last clip starts at 74.32 s, and the pipeline
+    # computes its seek as int(74.32 * 100) = 7431 (74.32 * 100 is 7431.999... in floating point), not 7432.
+    sizes = [30 * SR, 30 * SR, int(14.32 * SR), 5 * SR]
+    chunks, pos = [], 0
+    for size in sizes:
+        chunks.append([{"start": pos, "end": pos + size}])
+        pos += size + SR  # a second of silence between chunks in window time
+    assert int(74.32 * 100) == 7431
+    fake = [
+        segment(0, 0.0, 29.0, "first"),
+        segment(3000, 30.0, 59.0, "second"),
+        segment(6000, 60.0, 74.0, "third"),
+        segment(7431, 74.32, 79.0, "fourth"),
+    ]
+    out = _decode_once_on(monkeypatch, fake, chunks, pos)
+    assert [[fw.text for fw in segs] for segs in out] == [["first"], ["second"], ["third"], ["fourth"]]
+    assert out[3][0].start == pytest.approx(74.32 + 3)  # in window time: after three seconds of silence
+
+
+def _decode_once_on(
+    monkeypatch: pytest.MonkeyPatch, fake: list[FwSegment], chunks: list[list[dict]], samples: int
+) -> list[list[FwSegment]]:
+    """transcriber._decode_once with the pipeline's output stood in for by `fake`."""
+
     class Pipeline:
         def __init__(self, *_args: Any) -> None:
             pass
@@ -59,16 +91,12 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.Mo
     monkeypatch.setattr(transcriber, "KeepTailPipeline", Pipeline)
     model = SimpleNamespace(frames_per_second=100)
     req = TranscribeParams(audio_path="", model=ModelConfig(path="", beam_size=5), language_mode="fixed", language="ko")
-    out = transcriber._decode_once(
-        model,
-        np.zeros(40 * SR, dtype=np.float32),
+    return transcriber._decode_once(
+        model,  # type: ignore[arg-type]
+        np.zeros(samples, dtype=np.float32),
         chunks,
         "ko",
         req,
         lambda _s: None,
-        False,  # type: ignore[arg-type]
+        False,
     )
-    assert [[fw.text for fw in segs] for segs in out] == [["first", "runs past its clip"], ["second clip"]]
-    # In window time: clip 0's segments stay near 0-10 s, clip 1's start at 30 s.
-    assert out[0][1].start == pytest.approx(9.0)
-    assert out[1][0].start == pytest.approx(30.0)
