@@ -9,8 +9,8 @@
   generate call per group of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s
   batched against 2.20 one by one).
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
-  utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a shown word back only when
-  two consecutive hypotheses agree on something else there.
+  utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
+  shown word back only when two consecutive hypotheses agree on something else there.
 
 The text then goes through the hallucination stage (loops, text on no speech), as a final's does.
 """

@@ -195,8 +195,8 @@ export class StreamSession {
 
   private async pump(): Promise<void> {
     if (this.busy || this.ended) return;
-    // Until the open utterance has shown something, every step may ask for an interim: the first words are what
-    // a voice agent waits for (barge-in), and the engine's interim share still bounds what they cost.
+    // Until the open utterance has shown something, every step asks for an interim, and the batcher does not hold
+    // it back (steps.ts): the first words are what a voice agent waits for (barge-in).
     const interimDue = !this.interimSentForSeq || Date.now() - this.lastInterim >= this.deps.limits.interimMs;
     if (this.pendingBytes === 0 && !this.finishing && !this.finalizeAsked) return;
     this.busy = true;

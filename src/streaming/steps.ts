@@ -3,9 +3,10 @@
 // engine decodes the interims of all sessions in one batched pass and a final never queues behind another
 // session's separate request. Interims get at most `interimShare` of the engine's time: after a step that spent
 // t seconds on interims, none are asked for during t * (1 / share - 1), which leaves the rest to end-pointing and
-// finals (and the CPU to batch jobs). A loaded engine thus gives fewer interims, never a growing queue. An
-// utterance's first words are not held back (the time they take still counts): they are what a voice agent waits
-// for, and while nothing is shown they are cheap (the utterance is short).
+// finals (and the CPU to batch jobs). A loaded engine thus gives fewer interims, never a growing queue. The
+// interims of an utterance that has shown nothing yet are not held back (their time still counts): they are what
+// a voice agent waits for, and held back under load, 18 of 44 utterances showed nothing before their final
+// (docs/streaming.md, "The first words").
 import type { Engine } from "../engine/client.js";
 import type { StreamAudioParams, StreamAudioResult } from "../engine/streamProtocol.js";
 
