@@ -16,6 +16,8 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_compression_ratio
 
+from .audio import SAMPLE_RATE
+
 FASTER_WHISPER_VERSION = "1.2.1"
 # Audio after a batch's longest clip that the encoder still sees (docs/performance.md, "Encoder sized to the clip").
 ENCODER_MARGIN_S = 1.0
@@ -104,6 +106,13 @@ def encoder_frames(durations_s: list[float], window_frames: int, model: WhisperM
 def clip_seek(offset_s: float, frames_per_second: int) -> int:
     """The `seek` every segment of a clip carries: the clip's start (`offset`, seconds) in whole feature frames."""
     return int(offset_s * frames_per_second)
+
+
+def seek_of_clip(start_s: float, frames_per_second: int) -> int:
+    """The `seek` of a clip passed to `transcribe` as starting at `start_s`: faster-whisper turns the start into
+    whole samples and back into seconds (the clip's `offset`), then `clip_seek`. Not int(start_s * fps): 74.32 s is
+    7431.999... frames in floating point."""
+    return clip_seek(int(start_s * SAMPLE_RATE) / SAMPLE_RATE, frames_per_second)
 
 
 def _split_keeping_tail(

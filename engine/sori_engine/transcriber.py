@@ -17,7 +17,6 @@ docs/audio.md.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -32,7 +31,7 @@ from faster_whisper.transcribe import restore_speech_timestamps
 
 from . import audio as audio_io
 from . import checkpoint, hallucination, models, phone, vad
-from .fw_batched import KeepTailPipeline, clip_seek
+from .fw_batched import KeepTailPipeline, seek_of_clip
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
@@ -538,10 +537,9 @@ def _decode_once(
     # that its middle fell into the next clip and its text was placed there, seconds away (bench/rtf.py's ko
     # input). Nor by comparing `seek` with the starts: a clip starting on a frame boundary (74.32 s) has seek 7431
     # by float rounding, and its segments went to the clip before (bench/rtf.py's en input, its text twice).
-    seeks = [_pipeline_seek(a, model.frames_per_second) for a, _b in clips]
-    clip_of = {seek: i for i, seek in enumerate(seeks)}
+    clip_of = {seek_of_clip(a, model.frames_per_second): i for i, (a, _b) in enumerate(clips)}
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
-        i = clip_of.get(fw.seek, max(0, bisect.bisect_right(seeks, fw.seek) - 1))
+        i = clip_of[fw.seek]
         per_clip[i].append(fw)
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
@@ -555,12 +553,6 @@ def _decode_once(
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
     return out
-
-
-def _pipeline_seek(start_s: float, frames_per_second: int) -> int:
-    """The `seek` of a clip that starts at `start_s` in the batched pipeline: faster-whisper turns the clip's start
-    into whole samples and back into seconds (its `offset`), and KeepTailPipeline takes whole frames of that."""
-    return clip_seek(int(start_s * SR) / SR, frames_per_second)
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:

@@ -197,7 +197,8 @@ export class StreamSession {
     if (this.busy || this.ended) return;
     // Until the open utterance has shown something, every step asks for an interim, and the batcher does not hold
     // it back (steps.ts): the first words are what a voice agent waits for (barge-in).
-    const interimDue = !this.interimSentForSeq || Date.now() - this.lastInterim >= this.deps.limits.interimMs;
+    const firstWords = !this.interimSentForSeq;
+    const interimDue = firstWords || Date.now() - this.lastInterim >= this.deps.limits.interimMs;
     if (this.pendingBytes === 0 && !this.finishing && !this.finalizeAsked) return;
     this.busy = true;
     const pcm = Buffer.concat(this.pending, this.pendingBytes);
@@ -211,7 +212,7 @@ export class StreamSession {
       await this.opened;
       result = await this.deps.steps.step(
         { session: this.id, pcm: pcm.toString("base64"), interim: interimDue, finalize, finish },
-        !this.interimSentForSeq,
+        firstWords,
       );
     } catch (err) {
       this.busy = false;
