@@ -32,6 +32,10 @@ async function feed(session: string, firstWords: boolean, seconds: number): Prom
       },
       language_mode: "fixed",
       language: "ko",
+      language_candidates: null,
+      word_timestamps: false,
+      initial_prompt: null,
+      hotwords: null,
     },
   });
   const steps = new StepBatcher(engine, 0.001);
