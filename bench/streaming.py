@@ -371,6 +371,9 @@ async def main() -> None:
             "n": len(firsts),
             "p50": pct(firsts, 0.5),
             "p95": pct(firsts, 0.95),
+            "max": pct(firsts, 1),
+            # With one session there are a dozen utterances: p95 is near the slowest, so show them all.
+            "each": sorted(round(x, 2) for x in firsts) if args.sessions == 1 else None,
         },
         "final_latency_p50_by_third_s": thirds,
         # The server's own times (sori_stream_latency_seconds): first interim from the arrival of the utterance's

@@ -34,7 +34,7 @@ WINDOW_STEP_S = 5.0
 # Tokens an interim may write per second of audio (Korean and Japanese need under 10): a loop stops there.
 TOKENS_PER_S = 15
 UNSPACED = frozenset({"ja", "zh", "th", "lo", "my", "km"})  # a character is a unit of agreement, not a word
-# Units of an utterance's first hypothesis held back (StablePrefix.update).
+# Units of an utterance's first hypothesis held back (StablePrefix.update), unless it is one word.
 LEAD_HELD_BACK = 1  # words; twice as many characters in unspaced languages
 NO_SPEECH_PROB = 0.6  # faster-whisper's no-speech rule, as transcriber.py
 MIN_LOGPROB = -1.0
@@ -158,6 +158,8 @@ class StablePrefix:
         agreed = new[: _common(self.last, new)]
         self.last = new
         held = 2 * LEAD_HELD_BACK if self.unspaced else LEAD_HELD_BACK
+        if not self.unspaced and len(new) == 1:
+            held = 0  # a lone word is shown: held back, a short answer ("네") showed nothing until its final
         if not self.shown and sure and len(new) > held:
             # Nothing shown yet, so nothing to take back: a sure hypothesis's start is shown without its last
             # units (a word cut off by the end of the audio so far) rather than one interim later, once a second

@@ -8,9 +8,17 @@ from sori_engine.stream_interim import StablePrefix
 
 def test_until_anything_is_shown_a_sure_hypothesis_shows_its_start() -> None:
     p = StablePrefix(unspaced=False)
-    assert not p.update("네")  # one word: it may be cut off by the end of the audio so far
-    assert p.update("받으실 거 주소를")  # disagrees with "네", but nothing is shown yet: no need to wait
+    assert p.update("받으실 거 주소를")  # its last word may be cut off by the end of the audio so far
     assert p.text() == "받으실 거"
+
+
+def test_a_lone_word_is_shown_and_kept_until_two_hypotheses_agree_on_another() -> None:
+    p = StablePrefix(unspaced=False)
+    assert p.update("네")  # a short answer: held back, nothing would show before its final
+    assert p.text() == "네"
+    assert not p.update("내 주소를")
+    assert p.update("내 주소를 불러")
+    assert p.text() == "내 주소를"
 
 
 def test_an_unsure_hypothesis_waits_for_a_second_to_agree() -> None:

@@ -164,3 +164,56 @@ def test_a_final_judges_speech_by_the_sessions_probabilities(testdata: Path, mod
     speech = transcriber.transcribe_audio(params.decode, s.audio, True, None, np.ones(frames, np.float32))
     assert silent.segments == []
     assert len(" ".join(seg.text for seg in speech.segments)) >= 10
+
+
+def _decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the finals' decodes (streaming._decode_final), early or not: one entry per decode."""
+    calls: list[int] = []
+    decode = streaming._decode_final
+
+    def counted(s: streaming.Session, a: int, b: int) -> list[Any]:
+        calls.append(b - a)
+        return decode(s, a, b)
+
+    monkeypatch.setattr(streaming, "_decode_final", counted)
+    return calls
+
+
+def _finals(sid: str, pcm: bytes, calls: list[int]) -> list[tuple[int, dict[str, Any]]]:
+    """Feeds `pcm` in 0.1 s steps; each final with the number of decodes its own step made."""
+    out = []
+    for i in range(0, len(pcm), 1600):
+        before = len(calls)
+        out += [(len(calls) - before, e) for e in feed(sid, pcm[i : i + 1600])["events"] if e["final"]]
+    return out
+
+
+def test_a_final_decoded_early_is_the_final(
+    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the pause holds the final's padding (and is within EARLY_S of epd_time), the final is decoded; the end
+    point then sends it without decoding, and it is the final the end point would have decoded."""
+    pcm = pcm8k(testdata / CLIP, silence_s=2.0)
+    calls = _decodes(monkeypatch)
+    open_session("early", model, epd_time=1.2)
+    [(decoded_at_end_point, early)] = _finals("early", pcm, calls)
+    assert decoded_at_end_point == 0 and len(calls) == 1
+    monkeypatch.setattr(streaming, "_decode_early", lambda *_: False)
+    open_session("late", model, epd_time=1.2)
+    [(decoded_at_end_point, late)] = _finals("late", pcm, calls)
+    assert decoded_at_end_point == 1
+    assert early == late
+
+
+def test_speech_after_an_early_final_voids_it(
+    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sentence twice with a pause that reaches the early final's start (epd_time 1.2 s, early from 1.0 s) but
+    not the end point: the early final is dropped, and one final holds both sentences."""
+    clip = pcm8k(testdata / CLIP, silence_s=0)
+    calls = _decodes(monkeypatch)
+    open_session("resumed", model, epd_time=1.2)
+    finals = _finals("resumed", clip + b"\0" * int(16000 * 0.6) + clip + b"\0" * 32000, calls)
+    # Two decodes: the voided early final (one sentence), then the early final of both, which the end point sent.
+    assert len(finals) == 1 and len(calls) == 2 and finals[0][0] == 0
+    assert calls[1] > 1.8 * calls[0]  # samples decoded: both sentences, against one
