@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -284,15 +285,26 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[
         first, last = span
         silence_s = (s.probs.size - 1 - last) * hallucination.FRAME_S
         length_s = (s.probs.size - first) * hallucination.FRAME_S
+        # `decided`: the buffer sample whose arrival decided the final (the service times the final from it).
         if length_s >= MAX_UTTERANCE_S and not finalize and silence_s < s.params.epd_time:
             last = _longest_pause(s.probs[first : last + 1] >= s.threshold) + first
-        elif not (finalize or silence_s >= s.params.epd_time):
+            decided = (first + _frames(MAX_UTTERANCE_S)) * FRAME
+        elif silence_s >= s.params.epd_time:
+            decided = (last + 1 + _frames(s.params.epd_time)) * FRAME  # the frame that completed the pause
+        elif finalize:
+            decided = s.audio.shape[0]
+        else:
             break
-        events.append(_final(s, first, last))
+        events.append(_final(s, first, last, min(decided, s.audio.shape[0])))
         # The rest of the buffer is after the end point: it waits for its own, unless the stream ends here, when
         # every utterance still held is closed (EOS after a large step must not lose all but the first).
         finalize = finish
     return events
+
+
+def _frames(seconds: float) -> int:
+    """The number of VAD frames that first reaches `seconds` (as the end-pointer counts them)."""
+    return math.ceil(seconds / hallucination.FRAME_S - 1e-9)
 
 
 def _longest_pause(speech: np.ndarray) -> int:
@@ -342,14 +354,14 @@ def _decode_early(s: Session, first: int, last: int) -> bool:
     return True
 
 
-def _final(s: Session, first: int, last: int) -> dict[str, Any]:
+def _final(s: Session, first: int, last: int, decided: int) -> dict[str, Any]:
     """The utterance's final: the early one when it decoded this same audio, else decoded now."""
     a, b = _bounds(s, first, last)
     early, s.early = s.early, None
     segments = early[1] if early is not None and early[0] == (s.offset + a, b - a) else None
     if segments is None:
         segments = _decode_final(s, a, b)
-    event = _event(s, first, a, b, segments, final=True)
+    event = _event(s, first, a, b, segments, final=True, decided=decided)
     # Only the utterance's speech is forgotten: the pause after it (epd_time of non-speech, which the final also
     # decoded as its padding) stays as the next utterance's lead-in. Dropped with the padding, a next utterance
     # that began 0.6 s after a click kept 0.16 s of lead-in, and Whisper skipped its first words ("시내에 있는").
@@ -363,14 +375,18 @@ def _bounds(s: Session, first: int, last: int) -> tuple[int, int]:
     return max(first * FRAME - int(LEAD_S * SR), 0), min((last + 1) * FRAME + int(PAD_S * SR), s.audio.shape[0])
 
 
-def _event(s: Session, first: int, a: int, b: int, segments: list[Segment], final: bool) -> dict[str, Any]:
+def _event(
+    s: Session, first: int, a: int, b: int, segments: list[Segment], final: bool, decided: int | None = None
+) -> dict[str, Any]:
+    """`decided`: the buffer sample whose arrival decided the answer (default: all the audio received)."""
     shift = (s.offset + a) / SR
     return {
         "final": final,
-        # Session seconds of the first speech frame, and of the audio received when this answer was decided: the
+        # Session seconds of the first speech frame, and of the audio whose arrival decided this answer (for a
+        # final at its end point, the frame that completed the pause, though the step may have brought more): the
         # service measures its latencies from the wall time these arrived (docs/streaming.md, "Metrics").
         "speech_start": round((s.offset + first * FRAME) / SR, 3),
-        "decided_at": round((s.offset + s.audio.shape[0]) / SR, 3),
+        "decided_at": round((s.offset + (s.audio.shape[0] if decided is None else decided)) / SR, 3),
         "start": round(shift, 3),
         "end": round((s.offset + b) / SR, 3),
         "segments": [_shifted(seg.to_json(), shift) for seg in segments],

@@ -217,3 +217,14 @@ def test_speech_after_an_early_final_voids_it(
     # Two decodes: the voided early final (one sentence), then the early final of both, which the end point sent.
     assert len(finals) == 1 and len(calls) == 2 and finals[0][0] == 0
     assert calls[1] > 1.8 * calls[0]  # samples decoded: both sentences, against one
+
+
+def test_a_final_is_timed_from_its_end_point_not_from_the_end_of_a_large_step(
+    testdata: Path, model: dict[str, Any]
+) -> None:
+    """The clip and 2 s of silence in one step: the final was decided by the audio up to its end point (its last
+    speech frame and epd_time after it), not by the 2 s that came with it (the service's final latency)."""
+    open_session("large", model)
+    [final] = feed("large", pcm8k(testdata / CLIP, silence_s=2.0))["events"]
+    speech_end = final["end"] - streaming.PAD_S
+    assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + streaming.FRAME / streaming.SR + 1e-6
