@@ -195,9 +195,10 @@ def feed(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def step(params: Mapping[str, Any]) -> dict[str, Any]:
     """One `stream_step`: each item is a `stream_audio` of one session. Every session's audio is appended and its
-    finals decoded first; then, only when no final was due in this step (a final is latency-bound: it goes out
-    now, and the sessions that wanted an interim ask again in the next step), the interims of all sessions that
-    asked for one are decoded in one batched pass (stream_interim.py). An item that fails (unknown session, bad
+    finals decoded first, then the finals due early (module doc); then, only when no final was due or decoded
+    early in this step (a final is latency-bound: it goes out now, and the sessions that wanted an interim ask
+    again in the next step), the interims of all sessions that asked for one are decoded in one batched pass
+    (stream_interim.py). An item that fails (unknown session, bad
     PCM) gets an error of its own and leaves its session as it was; the other items go on."""
     items = _get(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
     results: list[dict[str, Any]] = []
