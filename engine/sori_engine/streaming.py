@@ -9,7 +9,7 @@ probability for each 32 ms frame of it. Each `stream_audio` appends audio and th
   beam, tail rounds and hallucination stage as a `transcribe` request) and returned as a final; its audio is
   dropped;
 - an early final: once the speech has paused PAD_S (the final's padding is all there) and is within EARLY_S of
-  `epd_time`, the final is decoded now and kept; when the end point comes with the same audio, that is the final
+  `epd_time`, the final is decoded now, in a step with nothing else to decode, and kept; when the end point comes with the same audio, that is the final
   (the same decode of the same samples, so the same result, sooner); when the speech goes on, it is dropped;
 - otherwise, when the caller asks for an interim and the utterance has speech, the utterance so far is decoded
   greedily (beam 1, same stage) and returned as an interim.
@@ -236,9 +236,12 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
                 "pending_s": round(s.audio.shape[0] / SR, 3),
             }
         )
-    # Early finals after every due final, so that none waits for one; like a final, one holds the interims back.
-    for s, (first, last) in early:
-        any_final = _decode_early(s, first, last) or any_final
+    # Early finals only in a step with nothing else to decode: a due final must not wait for one, and while other
+    # sessions want interims the engine is busy, so an early decode would only put its work before theirs, and
+    # speech voids about one in five of them.
+    if not any_final and not wants:
+        for s, (first, last) in early:
+            any_final = _decode_early(s, first, last) or any_final
     started = time.monotonic()
     if wants and not any_final:
         bounds = [_bounds(s, first, last) for _i, s, (first, last) in wants]
