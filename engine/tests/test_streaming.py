@@ -228,3 +228,37 @@ def test_a_final_is_timed_from_its_end_point_not_from_the_end_of_a_large_step(
     [final] = feed("large", pcm8k(testdata / CLIP, silence_s=2.0))["events"]
     speech_end = final["end"] - streaming.PAD_S
     assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + streaming.FRAME / streaming.SR + 1e-6
+
+
+def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(
+    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another session's speech wants an interim, a paused session's final is not decoded early (the engine
+    is busy: it would only put that work first); in the next step with nothing else, it is."""
+    clip = pcm8k(testdata / CLIP, silence_s=0)
+    calls = _decodes(monkeypatch)
+    open_session("paused", model, epd_time=1.2)
+    open_session("talking", model, epd_time=1.2)
+    feed("paused", clip)
+    s = streaming._sessions["paused"]
+    talk = iter(range(0, len(clip), 1600))
+
+    def both() -> dict[str, Any]:
+        i = next(talk)
+        items = [
+            {"session": "paused", "pcm": base64.b64encode(b"\0" * 1600).decode()},
+            {"session": "talking", "pcm": base64.b64encode(clip[i : i + 1600]).decode(), "interim": True},
+        ]
+        return streaming.step({"steps": items})
+
+    def pause_s() -> float:
+        span = s.speech_span()
+        assert span is not None
+        return (s.probs.size - 1 - span[1]) * 0.032
+
+    while pause_s() < streaming._early_from(s):
+        both()
+    assert calls == []  # in the early window, but the other session's interim came first
+    assert both()["results"][1]["interim"] and calls == [] and pause_s() < 1.2
+    assert feed("paused", b"")["events"] == []  # alone in its step: decoded early, before its end point
+    assert len(calls) == 1
