@@ -151,6 +151,10 @@ class Session:
         self.probs = self.probs[frames:]
         self.offset += frames * FRAME
 
+    def pause_s(self, last: int) -> float:
+        """Seconds of audio scored after frame `last` (a pause, when `last` is the speech span's end)."""
+        return (self.probs.size - 1 - last) * hallucination.FRAME_S
+
     def speech_span(self) -> tuple[int, int] | None:
         """(first, last) speech frame of the open utterance, or None while it has too little speech. The utterance
         ends at the first pause of `epd_time` or more after its start: audio that arrived in one large step (a
@@ -215,7 +219,7 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
             continue
         any_final = any_final or bool(events)
         span = s.speech_span()
-        silence_s = (s.probs.size - 1 - span[1]) * hallucination.FRAME_S if span is not None else 0.0
+        silence_s = s.pause_s(span[1]) if span is not None else 0.0
         paused = span is not None and silence_s >= PAUSED_S
         if span is not None and not events and not finish and _early_from(s) <= silence_s < s.params.epd_time:
             early.append((s, span))
@@ -287,7 +291,7 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[
         if span is None:
             break
         first, last = span
-        silence_s = (s.probs.size - 1 - last) * hallucination.FRAME_S
+        silence_s = s.pause_s(last)
         length_s = (s.probs.size - first) * hallucination.FRAME_S
         # `decided`: the buffer sample whose arrival decided the final (the service times the final from it).
         if length_s >= MAX_UTTERANCE_S and not finalize and silence_s < s.params.epd_time:

@@ -254,7 +254,7 @@ def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(
     def pause_s() -> float:
         span = s.speech_span()
         assert span is not None
-        return (s.probs.size - 1 - span[1]) * 0.032
+        return s.pause_s(span[1])
 
     while pause_s() < streaming._early_from(s):
         both()
