@@ -240,8 +240,9 @@ def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(
     open_session("paused", model, epd_time=1.2)
     open_session("talking", model, epd_time=1.2)
     feed("paused", clip)
+    feed("talking", clip[:16000])  # its first second: the sentence has begun (its speech runs 0.35-5.0 s)
     s = streaming._sessions["paused"]
-    talk = iter(range(0, len(clip), 1600))
+    talk = iter(range(16000, len(clip), 1600))
 
     def both() -> dict[str, Any]:
         i = next(talk)
