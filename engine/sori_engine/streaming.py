@@ -9,8 +9,9 @@ probability for each 32 ms frame of it. Each `stream_audio` appends audio and th
   beam, tail rounds and hallucination stage as a `transcribe` request) and returned as a final; its audio is
   dropped;
 - an early final: once the speech has paused PAD_S (the final's padding is all there) and is within EARLY_S of
-  `epd_time`, the final is decoded now, in a step with nothing else to decode, and kept; when the end point comes with the same audio, that is the final
-  (the same decode of the same samples, so the same result, sooner); when the speech goes on, it is dropped;
+  `epd_time`, the final is decoded now, in a step with nothing else to decode, and kept; when the end point comes
+  with the same audio, that is the final (the same decode of the same samples, so the same result, sooner); when
+  the speech goes on, it is dropped;
 - otherwise, when the caller asks for an interim and the utterance has speech, the utterance so far is decoded
   greedily (beam 1, same stage) and returned as an interim.
 
@@ -202,8 +203,8 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
     finals decoded first, then the finals due early (module doc); then, only when no final was due or decoded
     early in this step (a final is latency-bound: it goes out now, and the sessions that wanted an interim ask
     again in the next step), the interims of all sessions that asked for one are decoded in one batched pass
-    (stream_interim.py). An item that fails (unknown session, bad
-    PCM) gets an error of its own and leaves its session as it was; the other items go on."""
+    (stream_interim.py). An item that fails (unknown session, bad PCM) gets an error of its own and leaves its
+    session as it was; the other items go on."""
     items = _get(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
     results: list[dict[str, Any]] = []
     wants: list[tuple[int, Session, tuple[int, int]]] = []
