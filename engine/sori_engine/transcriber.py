@@ -397,7 +397,9 @@ def _check_languages(req: TranscribeParams, supported: list[str]) -> None:
 
 def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
     """Merge consecutive speech regions into chunks of at most max_samples of speech (regions are already capped
-    at that length by the VAD's max_speech_duration_s)."""
+    at that length by the VAD's max_speech_duration_s). Two chunks decoded apart lose the words at their seam when
+    it falls inside speech, so a chunk that would end where two regions touch (a pause under the VAD's padding, or a
+    cut the VAD made in long speech) ends instead at its last real gap, if that leaves it a third full or more."""
     groups: list[list[Region]] = []
     current: list[Region] = []
     size = 0
@@ -406,13 +408,29 @@ def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
         if length <= 0:
             continue
         if current and size + length > max_samples:
-            groups.append(current)
-            current, size = [], 0
+            keep = _last_gap(current, max_samples // 3) if current[-1]["end"] >= region["start"] else None
+            carry = current[keep:] if keep is not None else []
+            if sum(r["end"] - r["start"] for r in carry) + length > max_samples:
+                carry = []
+            groups.append(current[: len(current) - len(carry)])
+            current = carry
+            size = sum(r["end"] - r["start"] for r in carry)
         current.append(region)
         size += length
     if current:
         groups.append(current)
     return groups
+
+
+def _last_gap(chunk: list[Region], min_before: int) -> int | None:
+    """The index of the last region of `chunk` that follows a gap (its start after the previous one's end) with at
+    least `min_before` samples of speech before it."""
+    before = sum(r["end"] - r["start"] for r in chunk)
+    for k in range(len(chunk) - 1, 0, -1):
+        before -= chunk[k]["end"] - chunk[k]["start"]
+        if chunk[k - 1]["end"] < chunk[k]["start"] and before >= min_before:
+            return k
+    return None
 
 
 def _cut(audio: np.ndarray, regions: list[Region]) -> np.ndarray:

@@ -37,7 +37,11 @@ def probabilities(audio: np.ndarray) -> np.ndarray:
 
 def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict]:
     """Speech regions ({"start", "end"} in samples) of audio `n_samples` long whose frame probabilities are
-    `probs`: faster-whisper's get_speech_timestamps after its model call, unchanged."""
+    `probs`: faster-whisper's get_speech_timestamps after its model call, except where a region reaches
+    max_speech_duration_s. There upstream cuts at the region's last pause of 98 ms or more, often a breath inside a
+    sentence; here it cuts at the longest such pause in the region's second half (the first half's, if none), and
+    with no pause at all at the least speech-like frame of the second half (as pyannote's Binarize does), not at
+    the frame that reached the maximum (docs/performance.md, "Where a long region is cut")."""
     threshold = options.threshold
     neg_threshold = options.neg_threshold
     if neg_threshold is None:
@@ -52,46 +56,48 @@ def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict
     speeches: list[dict] = []
     current: dict = {}
     temp_end = 0  # a possible end of the current region (some silence is tolerated)
-    prev_end = next_start = 0  # where to cut when the region reaches the maximum length
+    pauses: list[list[int]] = []  # the current region's pauses of 98 ms or more: [start, end]; end -1 while open
     for i, prob in enumerate(probs):
         pos = FRAME * i
         if prob >= threshold and temp_end:
             temp_end = 0
-            if next_start < prev_end:
-                next_start = pos
+            if pauses and pauses[-1][1] < 0:
+                pauses[-1][1] = pos
         if prob >= threshold and not triggered:
             triggered = True
             current["start"] = pos
             continue
         if triggered and pos - current["start"] > max_speech_samples:
-            if prev_end:
-                current["end"] = prev_end
+            start = current["start"]
+            if pauses:
+                cut = _longest(pauses, start + max_speech_samples / 2, pos)
+                current["end"] = cut[0]
                 speeches.append(current)
                 current = {}
-                if next_start < prev_end:  # silence was reached and it is still not speech
+                if cut[1] < 0:  # the pause goes on: the region ends in it
                     triggered = False
+                    pauses, temp_end = [], 0
                 else:
-                    current["start"] = next_start
-                prev_end = next_start = temp_end = 0
+                    current["start"] = cut[1]
+                    pauses = [p for p in pauses if p[0] > cut[0]]
             else:
-                current["end"] = pos
-                speeches.append(current)
-                current = {}
-                prev_end = next_start = temp_end = 0
-                triggered = False
-                continue
+                lo = int(start + max_speech_samples / 2) // FRAME
+                at = FRAME * (lo + int(np.argmin(probs[lo : i + 1])))
+                speeches.append({"start": start, "end": at})
+                current = {"start": at}
+                temp_end = 0
         if prob < neg_threshold and triggered:
             if not temp_end:
                 temp_end = pos
-            if pos - temp_end > min_silence_samples_at_max_speech:  # do not cut in a very short silence
-                prev_end = temp_end
+            if pos - temp_end > min_silence_samples_at_max_speech and not (pauses and pauses[-1][0] == temp_end):
+                pauses.append([temp_end, -1])  # do not cut in a very short silence
             if pos - temp_end < min_silence_samples:
                 continue
             current["end"] = temp_end
             if current["end"] - current["start"] > min_speech_samples:
                 speeches.append(current)
             current = {}
-            prev_end = next_start = temp_end = 0
+            pauses, temp_end = [], 0
             triggered = False
             continue
     if current and n_samples - current["start"] > min_speech_samples:
@@ -99,6 +105,14 @@ def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict
         speeches.append(current)
     _pad(speeches, speech_pad_samples, n_samples)
     return speeches
+
+
+def _longest(pauses: list[list[int]], after: float, now: int) -> list[int]:
+    """The pause to cut a region at: the longest (the later of equals) starting after `after`, else the latest."""
+    late = [p for p in pauses if p[0] >= after]
+    if not late:
+        return pauses[-1]
+    return max(reversed(late), key=lambda p: (p[1] if p[1] >= 0 else now) - p[0])
 
 
 def _pad(speeches: list[dict], pad: float, n_samples: int) -> None:
