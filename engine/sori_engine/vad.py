@@ -3,8 +3,9 @@
 The transcriber needs both: the regions to decode, and the probabilities for the hallucination stage's speech map.
 faster-whisper's `get_speech_timestamps` runs the model itself and keeps the probabilities to itself, so the two used
 to be two model passes over the same audio. `regions` is its post-processing (FASTER_WHISPER_VERSION, the release
-fw_batched.py pins) copied without the model call; `engine/tests/test_vad.py` checks that it gives what
-`get_speech_timestamps` gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
+fw_batched.py pins) copied without the model call, with one change: where a region reaches the maximum length it is
+cut elsewhere (`regions`). `engine/tests/test_vad.py` checks that it otherwise gives what `get_speech_timestamps`
+gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
 with the LSTM state carried: the same probabilities without the whole input, or its largest batch, in memory (the
 transcriber's windows and diarization's pass over the file both use it).
 """
@@ -41,7 +42,7 @@ def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict
     max_speech_duration_s. There upstream cuts at the region's last pause of 98 ms or more, often a breath inside a
     sentence; here it cuts at the longest such pause in the region's second half (the first half's, if none), and
     with no pause at all at the least speech-like frame of the second half (as pyannote's Binarize does), not at
-    the frame that reached the maximum (docs/performance.md, "Where a long region is cut")."""
+    the frame that reached the maximum (docs/performance.md, "Where long speech is cut")."""
     threshold = options.threshold
     neg_threshold = options.neg_threshold
     if neg_threshold is None:
