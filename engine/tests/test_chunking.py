@@ -12,7 +12,7 @@ FRAME_S = vad.FRAME / vad.SR
 OPTIONS = VadOptions(threshold=0.5, max_speech_duration_s=10.0, min_silence_duration_ms=2000, speech_pad_ms=0)
 
 
-def _probs(seconds: float, pauses: list[tuple[float, float]], dips: list[float] = ()) -> np.ndarray:
+def _probs(seconds: float, pauses: list[tuple[float, float]], dips: tuple[float, ...] = ()) -> np.ndarray:
     """Speech (probability 0.9) for `seconds`, with silent pauses (start, length) and single frames at 0.4."""
     p = np.full(round(seconds / FRAME_S), 0.9, dtype=np.float32)
     for start, length in pauses:
@@ -43,7 +43,7 @@ def test_with_no_pause_in_the_second_half_the_latest_pause_is_taken() -> None:
 
 
 def test_with_no_pause_at_all_the_cut_is_at_the_least_speech_like_frame_of_the_second_half() -> None:
-    probs = _probs(14.0, [], dips=[2.0, 7.0])  # 0.4: under the threshold's hang-over, not a pause
+    probs = _probs(14.0, [], dips=(2.0, 7.0))  # 0.4: under the threshold's hang-over, not a pause
     probs[round(7.0 / FRAME_S)] = 0.3
     (a, b), (c, _d) = _seconds(vad.regions(probs, OPTIONS, probs.size * vad.FRAME))
     assert a == 0.0 and abs(b - 7.0) < 0.05 and c == b
