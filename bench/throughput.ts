@@ -5,12 +5,15 @@
 // in the same run. Printed per system: audio hours per CPU hour and per wall hour (CPU: the server's whole process
 // tree, engines included; the plain script's own process).
 //
-//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain]
+//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain] [--texts FILE]
 //
 // `--scale small` leaves the 1-hour recording out (15.6 min of audio instead of 75.6). Jobs use the settings a client
 // of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
 // the Korean recording, `whisper` (beam 1) for en. `--cpu-threads` sets CTranslate2's threads per engine (the model
 // registry's `cpu_threads`, through SORI_MODELS_FILE; 0 is CTranslate2's default), for the thread/worker table.
+// A second table gives each system's normalized CER per language on the files with a reference (all but the hour):
+// sori's text as a client reads it (the utterances' `msg`), the plain scripts' segments joined; `--texts FILE` writes
+// every system's text of every file, with the references, as JSON.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -19,6 +22,7 @@ import { parseArgs } from "node:util";
 import { defaultRegistry } from "../src/engine/models.js";
 import { authenticate, read, submit } from "../test/helpers/api.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
+import { Tally } from "./cer.js";
 import { ROOT } from "./paths.js";
 import { treeCpuS } from "./procCpu.js";
 
@@ -27,6 +31,7 @@ interface MixEntry {
   language: string;
   seconds: number;
   diarize: boolean;
+  reference: string | null;
 }
 
 const { values: args } = parseArgs({
@@ -35,6 +40,7 @@ const { values: args } = parseArgs({
     workers: { type: "string", default: "1,2" },
     "cpu-threads": { type: "string", default: "0" },
     "no-plain": { type: "boolean", default: false },
+    texts: { type: "string" },
   },
 });
 
@@ -52,6 +58,7 @@ interface Row {
   wallS: number;
   cpuS: number;
   note: string;
+  texts: Record<string, string>;
 }
 
 /** A models file with the built-in entries at `threads` CTranslate2 threads (undefined: the built-in as it is). */
@@ -92,10 +99,14 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
       ids.push(String(r.body.id));
     }
     let failed = 0;
-    for (const id of ids) {
+    const texts: Record<string, string> = {};
+    for (const [i, id] of ids.entries()) {
       for (;;) {
         const body = (await read(sori.url, token, id)).body;
         if (body.status === "failed") failed++;
+        if (body.status === "completed") {
+          texts[mix[i]!.file] = (body.results.utterances as { msg: string }[]).map((u) => u.msg).join(" ");
+        }
         if (body.status !== "transcribing") break;
         await new Promise((r) => setTimeout(r, 1000));
       }
@@ -106,6 +117,7 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
       wallS: (Date.now() - w0) / 1000,
       cpuS: treeCpuS(pid) - cpu0,
       note: failed ? `${failed} failed` : "all completed",
+      texts,
     };
   } finally {
     await sori.stop();
@@ -121,8 +133,16 @@ function throughPlain(mixDir: string, batched: boolean): Row {
     audio_s: number;
     wall_s: number;
     cpu_s: number;
+    texts: Record<string, string>;
   };
-  return { system: r.system, audioS: r.audio_s, wallS: r.wall_s, cpuS: r.cpu_s, note: "beam 5, no diarization" };
+  return {
+    system: r.system,
+    audioS: r.audio_s,
+    wallS: r.wall_s,
+    cpuS: r.cpu_s,
+    note: "beam 5, no diarization",
+    texts: r.texts,
+  };
 }
 
 async function main(): Promise<void> {
@@ -154,6 +174,22 @@ async function main(): Promise<void> {
       rows.push(throughPlain(mixDir, batched));
       print(rows.at(-1)!);
     }
+  }
+  if (args.texts) {
+    const refs = Object.fromEntries(mix.map((e) => [e.file, e.reference]));
+    fs.writeFileSync(args.texts, JSON.stringify({ references: refs, systems: rows.map((r) => [r.system, r.texts]) }));
+  }
+  const langs = [...new Set(mix.filter((e) => e.reference).map((e) => e.language))];
+  console.log(`\n| system | ${langs.map((l) => `${l} CER [edits/chars]`).join(" | ")} |`);
+  console.log(`|---|${langs.map(() => "---").join("|")}|`);
+  for (const r of rows) {
+    const cells = langs.map((lang) => {
+      const tally = new Tally();
+      for (const e of mix) if (e.language === lang && e.reference) tally.add(r.texts[e.file] ?? "", e.reference, lang);
+      const [edits, chars] = tally.norm as [number, number];
+      return `${(edits / chars).toFixed(3)} [${edits}/${chars}]`;
+    });
+    console.log(`| ${r.system} | ${cells.join(" | ")} |`);
   }
   console.log(
     `load average at end: ${os

@@ -91,6 +91,21 @@ def test_leading_bag_phrase_on_non_speech_is_removed() -> None:
     assert kept.text == "네, 좋아요." and kept.start == 2.0
 
 
+def test_a_short_first_word_timed_before_its_speech_is_kept() -> None:
+    # Seen on multi/deeply_ko_dialogue_constructed.wav: after a pause Whisper timed "네," at 12.83-12.99 s and "네."
+    # at 25.68-25.80 s, speech starting inside the span; 0.13 s of speech under each, 0.15 s asked: both removed.
+    probs = np.full(int(15 / h.FRAME_S), 0.05, dtype=np.float32)
+    probs[int(12.88 / h.FRAME_S) : int(13.8 / h.FRAME_S)] = 0.9
+    for span in ((12.83, 12.99), (12.83, 12.92)):
+        words = [(*span, " 네,"), (13.17, 13.71, " 물론입니다.")]
+        [kept] = h.clean([seg(12.83, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs))
+        assert kept.text == "네, 물론입니다."
+    # An invented one before a pause still goes: nothing is said between it and the next word.
+    words = [(11.0, 11.2, " 네,"), (12.88, 13.71, " 물론입니다.")]
+    [kept] = h.clean([seg(11.0, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs))
+    assert kept.text == "물론입니다."
+
+
 def test_fragment_left_beside_a_removed_phrase_on_non_speech_goes_with_it() -> None:
     # Seen on AMR-NB: a segment of its own after the sentence, "자막은" + a bag phrase, all on line noise.
     words = [(3.27, 3.98, " 자막은"), (3.98, 3.98, " 구독과"), (3.98, 3.98, " 좋아요"), (3.98, 3.98, " 부탁드립니다.")]
