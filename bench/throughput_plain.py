@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
-from sori_engine import audio as audio_io
+from sori_engine import audio as audio_io  # noqa: E402  (after the path insert)
 
 TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
 SR = audio_io.SAMPLE_RATE
@@ -53,10 +53,7 @@ def references() -> dict[str, str]:
     """The shared transcripts by file (MANIFEST.tsv), speaker tags ("[spkA] ") left out."""
     with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
         rows = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return {
-            r["local_file"]: re.sub(r"\[spk\w+\]\s*", "", r["transcript"]).strip()
-            for r in rows
-        }
+        return {r["local_file"]: re.sub(r"\[spk\w+\]\s*", "", r["transcript"]).strip() for r in rows}
 
 
 def build(out: Path, scale: str) -> None:
@@ -110,10 +107,7 @@ def build(out: Path, scale: str) -> None:
                 }
             )
     if scale == "full":
-        recordings = [
-            audio_io.decode(str(p))
-            for p in sorted((TESTDATA / "untranscribed").glob("vito_tritony_*.wav"))
-        ]
+        recordings = [audio_io.decode(str(p)) for p in sorted((TESTDATA / "untranscribed").glob("vito_tritony_*.wav"))]
         parts, total, i = [], 0, 0
         while total < 3600 * SR:
             r = recordings[i % len(recordings)]
@@ -132,38 +126,28 @@ def build(out: Path, scale: str) -> None:
             }
         )
     (out / "mix.json").write_text(json.dumps(entries, indent=1))
-    print(
-        f"{len(entries)} files, {sum(e['seconds'] for e in entries) / 60:.1f} min of audio in {out}"
-    )
+    print(f"{len(entries)} files, {sum(e['seconds'] for e in entries) / 60:.1f} min of audio in {out}")
 
 
 def run(mix: Path, batched: bool, beam: int) -> None:
     from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     entries = json.loads(mix.read_text())
-    model = WhisperModel(
-        str(ROOT / "models" / "whisper-base"), device="cpu", compute_type="int8"
-    )
+    model = WhisperModel(str(ROOT / "models" / "whisper-base"), device="cpu", compute_type="int8")
     pipeline = BatchedInferencePipeline(model) if batched else None
     cpu0, wall0 = time.process_time(), time.perf_counter()
     texts: dict[str, str] = {}
     for e in entries:
         path = str(mix.parent / e["file"])
         if pipeline is not None:
-            segments, _ = pipeline.transcribe(
-                path, language=e["language"], beam_size=beam, batch_size=8
-            )
+            segments, _ = pipeline.transcribe(path, language=e["language"], beam_size=beam, batch_size=8)
         else:
             segments, _ = model.transcribe(path, language=e["language"], beam_size=beam)
-        texts[e["file"]] = " ".join(
-            s.text.strip() for s in segments
-        )  # the generator decodes as it is read
+        texts[e["file"]] = " ".join(s.text.strip() for s in segments)  # the generator decodes as it is read
     print(
         json.dumps(
             {
-                "system": "plain BatchedInferencePipeline"
-                if batched
-                else "plain WhisperModel.transcribe",
+                "system": "plain BatchedInferencePipeline" if batched else "plain WhisperModel.transcribe",
                 "audio_s": sum(e["seconds"] for e in entries),
                 "wall_s": time.perf_counter() - wall0,
                 "cpu_s": time.process_time() - cpu0,
