@@ -410,11 +410,11 @@ def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
         if current and size + length > max_samples:
             keep = _last_gap(current, max_samples // 3) if current[-1]["end"] >= region["start"] else None
             carry = current[keep:] if keep is not None else []
-            if sum(r["end"] - r["start"] for r in carry) + length > max_samples:
-                carry = []
+            size = _samples(carry)
+            if size + length > max_samples:
+                carry, size = [], 0
             groups.append(current[: len(current) - len(carry)])
             current = carry
-            size = sum(r["end"] - r["start"] for r in carry)
         current.append(region)
         size += length
     if current:
@@ -425,12 +425,17 @@ def _group(regions: list[Region], max_samples: int) -> list[list[Region]]:
 def _last_gap(chunk: list[Region], min_before: int) -> int | None:
     """The index of the last region of `chunk` that follows a gap (its start after the previous one's end) with at
     least `min_before` samples of speech before it."""
-    before = sum(r["end"] - r["start"] for r in chunk)
+    before = _samples(chunk)
     for k in range(len(chunk) - 1, 0, -1):
         before -= chunk[k]["end"] - chunk[k]["start"]
         if chunk[k - 1]["end"] < chunk[k]["start"] and before >= min_before:
             return k
     return None
+
+
+def _samples(regions: list[Region]) -> int:
+    """Samples of speech in `regions`."""
+    return sum(r["end"] - r["start"] for r in regions)
 
 
 def _cut(audio: np.ndarray, regions: list[Region]) -> np.ndarray:
