@@ -6,7 +6,7 @@
 import websocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { loadModelRegistry } from "../engine/models.js";
+import { forStreamEngines, loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
 import { StreamHost } from "../streaming/host.js";
 import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
@@ -40,7 +40,7 @@ declare module "fastify" {
 
 export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.sori;
-  const models = loadModelRegistry(config.modelsDir, config.modelsFile);
+  const models = forStreamEngines(loadModelRegistry(config.modelsDir, config.modelsFile));
   const host = new StreamHost(config.stream, config.python, models, (line) => app.log.debug({ engine: line }));
   const grpc = config.stream.grpcPort > 0 ? await startGrpcStreaming(app.sori, host, app.log) : null;
   app.addHook("onClose", async () => {

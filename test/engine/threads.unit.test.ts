@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultRegistry, forEngines } from "../../src/engine/models.js";
+import { defaultRegistry, forEngines, forStreamEngines } from "../../src/engine/models.js";
 
 describe("forEngines: CPU threads per batch engine", () => {
   const registry = defaultRegistry("/models");
@@ -22,6 +22,20 @@ describe("forEngines: CPU threads per batch engine", () => {
     const gpu = { ...registry, whisper: { ...registry.whisper, device: "cuda" as const } };
     assert.equal(forEngines(gpu, 2, 16).whisper.cpu_threads, 0);
     forEngines(registry, 2, 2);
+    assert.equal(registry.sommers.cpu_threads, 0);
+  });
+});
+
+describe("forStreamEngines: CPU threads per streaming engine", () => {
+  const registry = defaultRegistry("/models");
+
+  it("gives each entry left at 0 one thread, and keeps a set value and GPU entries", () => {
+    assert.equal(forStreamEngines(registry).sommers.cpu_threads, 1);
+    assert.equal(forStreamEngines(registry).whisper.cpu_threads, 1);
+    const set = { ...registry, sommers: { ...registry.sommers, cpu_threads: 4 } };
+    assert.equal(forStreamEngines(set).sommers.cpu_threads, 4);
+    const gpu = { ...registry, whisper: { ...registry.whisper, device: "cuda" as const } };
+    assert.equal(forStreamEngines(gpu).whisper.cpu_threads, 0);
     assert.equal(registry.sommers.cpu_threads, 0);
   });
 });
