@@ -8,11 +8,13 @@ import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } fr
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { forStreamEngines, loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
-import { StreamHost } from "../streaming/host.js";
+import { recordStreamUsage } from "../storage/jobs.js";
+import { StreamHost, type StreamTenant } from "../streaming/host.js";
 import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
 import { CLOSE, type SessionIo } from "../streaming/session.js";
 import { bearerClient } from "./auth.js";
 import { ErrorBody, type Route, requestSchema } from "./route.js";
+import { admitStream } from "./streamAdmission.js";
 import { startGrpcStreaming } from "./streamingGrpc.js";
 
 export const STREAM_PATH = "/v1/transcribe::streaming"; // `::` is a literal colon for Fastify
@@ -25,7 +27,7 @@ const stream = {
   auth: true,
   query: StreamQuerySchema,
   responses: { 101: { description: "Switching to the WebSocket protocol" } },
-  errors: ["H0001", "H0002", "A0002"],
+  errors: ["H0001", "H0002", "A0001", "A0002"],
   errorBody: ErrorBody,
 } satisfies Route;
 
@@ -35,31 +37,40 @@ declare module "fastify" {
   interface FastifyRequest {
     /** When the caller's token expires (epoch ms): the session ends then. */
     tokenExpiresAt: number | null;
+    /** The admitted session's client and quota (streamAdmission.ts). */
+    streamTenant: StreamTenant | null;
   }
 }
 
 export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.sori;
   const models = forStreamEngines(loadModelRegistry(config.modelsDir, config.modelsFile));
-  const host = new StreamHost(config.stream, config.python, models, (line) => app.log.debug({ engine: line }));
+  const host = new StreamHost(
+    config.stream,
+    config.python,
+    models,
+    (line) => app.log.debug({ engine: line }),
+    (clientId, audioS) => recordStreamUsage(app.sori.store, clientId, audioS),
+  );
   const grpc = config.stream.grpcPort > 0 ? await startGrpcStreaming(app.sori, host, app.log) : null;
   app.addHook("onClose", async () => {
     await grpc?.close();
     await host.stop();
   });
   app.decorateRequest("tokenExpiresAt", null);
+  app.decorateRequest("streamTenant", null);
   await app.register(websocket, { options: { maxPayload: config.stream.maxFrameBytes } });
 
   // Refused as HTTP before the upgrade, in this order: the token, the query (the route's schema, each problem worded
-  // `field: problem` by queryRefusal), the number of open sessions.
+  // `field: problem` by queryRefusal), the open sessions (the host's, the client's), the usage quota.
   async function admitToken(req: FastifyRequest): Promise<void> {
     const { client, expiresAt } = await bearerClient(app.sori, req.headers.authorization);
     req.client = client;
     req.tokenExpiresAt = expiresAt;
   }
-  async function admitSession(): Promise<void> {
-    const full = host.refusal;
-    if (full) throw new ApiError("A0002", full);
+  async function admitSession(req: FastifyRequest): Promise<void> {
+    if (!req.client) throw new ApiError("H0002", "not authenticated"); // cannot happen: admitToken ran first
+    req.streamTenant = await admitStream(app.sori, host, req.client);
   }
   const queryRefusal = ([issue]: FastifySchemaValidationError[]): Error =>
     new ApiError(
@@ -71,7 +82,8 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const hooks = { preValidation: admitToken, preHandler: admitSession };
   app.withTypeProvider<ZodTypeProvider>().get(stream.path, { websocket: true, ...checks, ...hooks }, (socket, req) => {
     const expiresAt = req.tokenExpiresAt;
-    if (expiresAt === null) {
+    const tenant = req.streamTenant;
+    if (expiresAt === null || tenant === null) {
       socket.close(CLOSE.internal, "not admitted"); // cannot happen: preValidation either admits or refuses
       return;
     }
@@ -85,7 +97,7 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
         closed = true;
       },
     };
-    const session = host.start(req.query, expiresAt, io, (msg, err) => req.log.warn({ err }, msg));
+    const session = host.start(req.query, expiresAt, tenant, io, (msg, err) => req.log.warn({ err }, msg));
     socket.on("message", (data, isBinary) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (isBinary) session.onAudio(buf);

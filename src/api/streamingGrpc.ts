@@ -17,6 +17,7 @@ import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
 import { CLOSE, type SessionIo, type StreamSession } from "../streaming/session.js";
 import { bearerClient } from "./auth.js";
 import type { AppContext } from "./context.js";
+import { admitStream } from "./streamAdmission.js";
 
 const PROTO = fileURLToPath(new URL("../../proto/vito-stt-client.proto", import.meta.url));
 
@@ -44,10 +45,12 @@ const STATUS_BY_CLOSE: Record<number, grpc.status> = {
   [CLOSE.internal]: grpc.status.INTERNAL,
   [CLOSE.idle]: grpc.status.DEADLINE_EXCEEDED,
   [CLOSE.maxLength]: grpc.status.OUT_OF_RANGE,
+  [CLOSE.quota]: grpc.status.RESOURCE_EXHAUSTED,
 };
 const STATUS_BY_CODE: Record<string, grpc.status> = {
   H0001: grpc.status.INVALID_ARGUMENT,
   H0002: grpc.status.UNAUTHENTICATED,
+  A0001: grpc.status.RESOURCE_EXHAUSTED,
   A0002: grpc.status.RESOURCE_EXHAUSTED,
 };
 
@@ -109,7 +112,7 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
     if (e.code === "E500") log.error({ err }, "gRPC streaming: unexpected error");
     refuse(STATUS_BY_CODE[e.code] ?? grpc.status.INTERNAL, e.code, e.message);
   };
-  // Admitted in the WebSocket route's order: the token, then (with the first message) the config, the host's bound.
+  // Admitted in the WebSocket route's order: the token, then (with the first message) the config, the open sessions and the quota (streamAdmission.ts).
   const admitted = bearerClient(ctx, call.metadata.get("authorization")[0]);
   admitted.catch(refuseApi);
   const noConfig = setTimeout(
@@ -132,16 +135,15 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
   };
 
   async function start(config: DecoderConfig): Promise<void> {
-    const { expiresAt } = await admitted;
+    const { client, expiresAt } = await admitted;
     const parsed = StreamQuerySchema.safeParse(asQuery(config));
     if (!parsed.success) {
       const [issue] = parsed.error.issues;
       throw new ApiError("H0001", streamQueryRefusal(issue?.path ?? [], issue?.message ?? "invalid"));
     }
-    const full = host.refusal;
-    if (full) throw new ApiError("A0002", full);
-    if (over) return; // the client left while the token was checked
-    session = host.start(parsed.data, expiresAt, io, (msg, err) => log.warn({ err }, msg));
+    const tenant = await admitStream(ctx, host, client);
+    if (over) return; // the client left while the token and the quota were checked
+    session = host.start(parsed.data, expiresAt, tenant, io, (msg, err) => log.warn({ err }, msg));
   }
 
   call.on("data", (req: DecoderRequest) => {

@@ -23,8 +23,16 @@ interface LimitOptions {
 const limitOptions = (cmd: Command): Command =>
   cmd
     .addOption(new Option("--tier <tier>", "license tier").choices(["standard", "enterprise"]))
-    .option("--max-concurrent <n>", "jobs in progress at once (429 A0002 beyond)", num)
-    .option("--quota-hours <h>", "audio hours per quota window (429 A0001 beyond; 0 = unlimited)", num)
+    .option(
+      "--max-concurrent <n>",
+      "jobs in progress at once, and streaming sessions open at once on a host (429 A0002 beyond)",
+      num,
+    )
+    .option(
+      "--quota-hours <h>",
+      "audio hours per quota window, files and streams (429 A0001 beyond; 0 = unlimited)",
+      num,
+    )
     .option("--read-rps <r>", "reads per second (429 A0003 beyond)", num);
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {

@@ -126,16 +126,31 @@ export async function hasPendingTasks(store: Store, jobId: string): Promise<bool
   return row !== undefined;
 }
 
-/** Audio seconds a client submitted since `since` (epoch ms): the usage quota counts these. */
+/** Audio seconds a client submitted or streamed since `since` (epoch ms): the usage quota counts these. */
 export const audioSecondsSince = (store: Store, clientId: string, since: number): Promise<number> =>
   audioSecondsSinceIn(store.db, clientId, since);
 
 async function audioSecondsSinceIn(db: Kysely<Database>, clientId: string, since: number): Promise<number> {
-  const r = await db
+  const jobs = await db
     .selectFrom("jobs")
     .select((eb) => eb.fn.sum<number | null>("audio_s").as("s"))
     .where("client_id", "=", clientId)
     .where("created_at", ">=", since)
     .executeTakeFirstOrThrow();
-  return Number(r.s ?? 0);
+  const streamed = await db
+    .selectFrom("stream_usage")
+    .select((eb) => eb.fn.sum<number | null>("audio_s").as("s"))
+    .where("client_id", "=", clientId)
+    .where("ended_at", ">=", since)
+    .executeTakeFirstOrThrow();
+  return Number(jobs.s ?? 0) + Number(streamed.s ?? 0);
+}
+
+/** Records the audio of an ended streaming session (counted by audioSecondsSince). */
+export async function recordStreamUsage(store: Store, clientId: string, audioS: number): Promise<void> {
+  if (audioS <= 0) return;
+  await store.db
+    .insertInto("stream_usage")
+    .values({ client_id: clientId, ended_at: Date.now(), audio_s: audioS })
+    .execute();
 }

@@ -88,9 +88,17 @@ export interface TaskCheckpointsTable {
   created_at: number;
 }
 
+/** Audio a client streamed, one row per ended streaming session (migration 008): the usage quota counts it. */
+export interface StreamUsageTable {
+  client_id: string;
+  ended_at: number;
+  audio_s: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   jobs: JobsTable;
   tasks: TasksTable;
   task_checkpoints: TaskCheckpointsTable;
+  stream_usage: StreamUsageTable;
 }

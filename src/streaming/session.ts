@@ -24,12 +24,15 @@ export const CLOSE = {
   internal: 1011,
   idle: 4000,
   maxLength: 4001,
+  quota: 4002,
 } as const;
 
 export interface SessionLimits {
   maxS: number;
   idleS: number;
   interimMs: number;
+  /** Audio seconds the client's usage quota has left (Infinity without a quota): past them, close 4002 A0001. */
+  quotaLeftS: number;
 }
 
 export interface SessionIo {
@@ -47,8 +50,8 @@ export interface SessionDeps {
   /** Epoch ms at which the token the connection was opened with expires. */
   tokenExpiresAt: number;
   io: SessionIo;
-  /** Called once when the session is over, whatever ended it (with the close code). */
-  onEnd: (code: number) => void;
+  /** Called once when the session is over, whatever ended it (with the close code and the audio seconds received). */
+  onEnd: (code: number, audioS: number) => void;
   log: (msg: string, err?: unknown) => void;
 }
 
@@ -138,6 +141,10 @@ export class StreamSession {
     this.receivedS += seconds;
     this.arrivals.push({ s: this.receivedS, at: Date.now() });
     recordStreamAudio(seconds);
+    if (this.receivedS > this.deps.limits.quotaLeftS) {
+      this.fail("A0001", "the audio usage quota is used up", CLOSE.quota);
+      return;
+    }
     void this.pump();
   }
 
@@ -182,7 +189,7 @@ export class StreamSession {
     for (const t of this.timers) clearTimeout(t);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     if (code !== CLOSE.goingAway) this.deps.io.close(code, reason.slice(0, 120)); // a close reason is at most 123 bytes
-    this.deps.onEnd(code);
+    this.deps.onEnd(code, this.receivedS);
   }
 
   private touch(): void {
