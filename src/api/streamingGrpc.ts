@@ -112,7 +112,8 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
     if (e.code === "E500") log.error({ err }, "gRPC streaming: unexpected error");
     refuse(STATUS_BY_CODE[e.code] ?? grpc.status.INTERNAL, e.code, e.message);
   };
-  // Admitted in the WebSocket route's order: the token, then (with the first message) the config, the open sessions and the quota (streamAdmission.ts).
+  // Admitted in the WebSocket route's order: the token, then (with the first message) the config, the open sessions
+  // and the quota (streamAdmission.ts).
   const admitted = bearerClient(ctx, call.metadata.get("authorization")[0]);
   admitted.catch(refuseApi);
   const noConfig = setTimeout(

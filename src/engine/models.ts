@@ -46,8 +46,9 @@ export function forEngines(registry: ModelRegistry, engines: number, cores: numb
  * utterance, or a few sessions' interims, and on a 2-core host CTranslate2's threads only wait on each other there:
  * a 13 s final at beam 5 took 1.08 s wall and 1.18 CPU s on one thread against 1.25 s and 1.69 s on two, and one
  * session through `sori serve` spent 43.5 CPU s on the 69 s dialogue instead of 52 with its first interim's p95 at
- * 1.18-1.24 s instead of 1.23-1.72 (docs/streaming.md, "Threads"). A host with more cores runs more stream engines
- * (SORI_STREAM_ENGINES), each on a thread of its own. An explicit value, and a GPU entry, are kept.
+ * 1.18-1.25 s instead of 1.23-1.72 (docs/streaming.md, "One thread per stream engine"). A host with more cores runs
+ * more stream engines (SORI_STREAM_ENGINES), each on a thread of its own. An explicit value, and a GPU entry, are
+ * kept.
  */
 export function forStreamEngines(registry: ModelRegistry): ModelRegistry {
   return withCpuThreads(registry, 1);

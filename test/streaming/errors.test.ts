@@ -6,13 +6,10 @@ import WebSocket from "ws";
 import { loadSigningKey, tokenIssuer } from "../../src/auth/tokens.js";
 import { authenticate } from "../helpers/api.js";
 import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
+import { connectStream, type Refusal } from "../helpers/streamSocket.js";
 
 const QUERY = "sample_rate=8000&encoding=LINEAR16&model_name=sommers_ko&domain=CALL&epd_time=0.5";
 
-interface Refusal {
-  status: number;
-  body: { code: string; msg: string };
-}
 interface Outcome {
   messages: unknown[];
   code: number;
@@ -45,20 +42,7 @@ describe("streaming: refused input", { timeout: 180_000 }, () => {
 
   /** Opens a session; resolves with the refusal when the handshake is refused. */
   function connect(query = QUERY, auth: string | null = `bearer ${token}`): Promise<WebSocket | Refusal> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(`${ws}/v1/transcribe:streaming?${query}`, {
-        headers: auth === null ? {} : { Authorization: auth },
-      });
-      socket.once("open", () => resolve(socket));
-      socket.once("unexpected-response", (_req, res) => {
-        let body = "";
-        res.on("data", (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
-      });
-      socket.once("error", reject);
-    });
+    return connectStream(ws, query, auth);
   }
 
   function outcome(socket: WebSocket): Promise<Outcome> {
