@@ -11,6 +11,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { authenticate } from "../helpers/api.js";
 import { manifest, normalizedCer } from "../helpers/cer.js";
+import { eventually } from "../helpers/eventually.js";
 import { freePort } from "../helpers/pgCluster.js";
 import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 import { runDriver, STREAM_PYTHON } from "./driver.js";
@@ -66,6 +67,7 @@ describe("streaming over gRPC (RTZR's OnlineDecoder)", { timeout: 240_000 }, () 
   let tls: { cert: string; key: string };
   let stub: grpc.Client & { Decode(md: grpc.Metadata): Decode };
   let token: string;
+  let quotaToken: string; // a client whose usage quota is 1 s of audio
 
   before(async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-grpc-"));
@@ -83,8 +85,10 @@ describe("streaming over gRPC (RTZR's OnlineDecoder)", { timeout: 240_000 }, () 
     };
     const c = createClient(env);
     creds = { id: c.client_id, secret: c.client_secret };
+    const q = createClient(env, ["--quota-hours", String(1 / 3600)]);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, creds.id, creds.secret);
+    quotaToken = await authenticate(sori.url, q.client_id, q.client_secret);
     const def = protoLoader.loadSync(path.join(ROOT, "proto", "vito-stt-client.proto"), { keepCase: true });
     const pkg = grpc.loadPackageDefinition(def) as unknown as {
       online_decoder: { OnlineDecoder: new (t: string, c: grpc.ChannelCredentials) => typeof stub };
@@ -160,5 +164,17 @@ describe("streaming over gRPC (RTZR's OnlineDecoder)", { timeout: 240_000 }, () 
     assert.match(second.details, /^A0002: /u);
     first.call.end();
     assert.equal((await first.ended).code, grpc.status.OK);
+  });
+
+  it("ends a session at the client's usage quota, then refuses its calls: RESOURCE_EXHAUSTED, A0001", async () => {
+    const over = await call(`Bearer ${quotaToken}`, [config(), { audio_content: Buffer.alloc(32_000) }], true);
+    const s = await over.ended; // 2 s of 8 kHz LINEAR16 against 1 s left
+    assert.equal(s.code, grpc.status.RESOURCE_EXHAUSTED, s.details);
+    assert.match(s.details, /^A0001: /u);
+    await eventually(async () => {
+      const again = await (await call(`Bearer ${quotaToken}`, [config()])).ended; // usage is written as a session ends
+      assert.equal(again.code, grpc.status.RESOURCE_EXHAUSTED, again.details);
+      assert.match(again.details, /^A0001: audio usage quota/u);
+    });
   });
 });
