@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } fr
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { forStreamEngines, loadModelRegistry } from "../engine/models.js";
 import { ApiError } from "../errors.js";
-import { recordStreamUsage } from "../storage/jobs.js";
+import { claimStreamSession, endStreamSession, touchStreamSessions } from "../storage/streamSessions.js";
 import { StreamHost, type StreamTenant } from "../streaming/host.js";
 import { StreamQuerySchema, streamQueryRefusal } from "../streaming/query.js";
 import { CLOSE, type SessionIo } from "../streaming/session.js";
@@ -45,13 +45,11 @@ declare module "fastify" {
 export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.sori;
   const models = forStreamEngines(loadModelRegistry(config.modelsDir, config.modelsFile));
-  const host = new StreamHost(
-    config.stream,
-    config.python,
-    models,
-    (line) => app.log.debug({ engine: line }),
-    (clientId, audioS) => recordStreamUsage(app.sori.store, clientId, audioS),
-  );
+  const host = new StreamHost(config.stream, config.python, models, (line) => app.log.debug({ engine: line }), {
+    claim: (id, clientId, max) => claimStreamSession(app.sori.store, id, clientId, max),
+    touch: (ids) => touchStreamSessions(app.sori.store, ids),
+    end: (id, clientId, audioS) => endStreamSession(app.sori.store, id, clientId, audioS),
+  });
   const grpc = config.stream.grpcPort > 0 ? await startGrpcStreaming(app.sori, host, app.log) : null;
   app.addHook("onClose", async () => {
     await grpc?.close();
@@ -62,7 +60,7 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   await app.register(websocket, { options: { maxPayload: config.stream.maxFrameBytes } });
 
   // Refused as HTTP before the upgrade, in this order: the token, the query (the route's schema, each problem worded
-  // `field: problem` by queryRefusal), the open sessions (the host's, the client's), the usage quota.
+  // `field: problem` by queryRefusal), the host's open sessions, the usage quota, the client's open sessions.
   async function admitToken(req: FastifyRequest): Promise<void> {
     const { client, expiresAt } = await bearerClient(app.sori, req.headers.authorization);
     req.client = client;

@@ -143,7 +143,7 @@ function decode(call: DecodeCall, ctx: AppContext, host: StreamHost, log: Fastif
       throw new ApiError("H0001", streamQueryRefusal(issue?.path ?? [], issue?.message ?? "invalid"));
     }
     const tenant = await admitStream(ctx, host, client);
-    if (over) return; // the client left while the token and the quota were checked
+    if (over) return host.release(tenant); // the client left while it was admitted
     session = host.start(parsed.data, expiresAt, tenant, io, (msg, err) => log.warn({ err }, msg));
   }
 

@@ -25,7 +25,7 @@ const limitOptions = (cmd: Command): Command =>
     .addOption(new Option("--tier <tier>", "license tier").choices(["standard", "enterprise"]))
     .option(
       "--max-concurrent <n>",
-      "jobs in progress at once, and streaming sessions open at once on a host (429 A0002 beyond)",
+      "jobs in progress at once, and streaming sessions open at once (429 A0002 beyond)",
       num,
     )
     .option(

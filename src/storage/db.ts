@@ -12,7 +12,7 @@ import * as m004 from "./migrations/004_blobs.js";
 import * as m005 from "./migrations/005_tasks.js";
 import * as m006 from "./migrations/006_rate_limits.js";
 import * as m007 from "./migrations/007_checkpoints.js";
-import * as m008 from "./migrations/008_stream_usage.js";
+import * as m008 from "./migrations/008_streams.js";
 import type { Database } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -32,7 +32,7 @@ const MIGRATIONS = {
   "005_tasks": m005,
   "006_rate_limits": m006,
   "007_checkpoints": m007,
-  "008_stream_usage": m008,
+  "008_streams": m008,
 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,

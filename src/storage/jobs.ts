@@ -145,12 +145,3 @@ async function audioSecondsSinceIn(db: Kysely<Database>, clientId: string, since
     .executeTakeFirstOrThrow();
   return Number(jobs.s ?? 0) + Number(streamed.s ?? 0);
 }
-
-/** Records the audio of an ended streaming session (counted by audioSecondsSince). */
-export async function recordStreamUsage(store: Store, clientId: string, audioS: number): Promise<void> {
-  if (audioS <= 0) return;
-  await store.db
-    .insertInto("stream_usage")
-    .values({ client_id: clientId, ended_at: Date.now(), audio_s: audioS })
-    .execute();
-}

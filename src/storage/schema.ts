@@ -88,6 +88,14 @@ export interface TaskCheckpointsTable {
   created_at: number;
 }
 
+/** An open streaming session (migration 008): a client's session bound counts the rows its hosts keep alive. */
+export interface StreamSessionsTable {
+  id: string;
+  client_id: string;
+  /** Epoch ms of its host's last heartbeat. */
+  seen_at: number;
+}
+
 /** Audio a client streamed, one row per ended streaming session (migration 008): the usage quota counts it. */
 export interface StreamUsageTable {
   client_id: string;
@@ -100,5 +108,6 @@ export interface Database {
   jobs: JobsTable;
   tasks: TasksTable;
   task_checkpoints: TaskCheckpointsTable;
+  stream_sessions: StreamSessionsTable;
   stream_usage: StreamUsageTable;
 }

@@ -1,33 +1,52 @@
 // What one host's streaming sessions share, whatever their transport (the WebSocket route, src/api/streaming.ts;
-// the gRPC service, src/api/streamingGrpc.ts): the stream engines, the bounds on open sessions (the host's, each
-// client's), and the start of a session with its metrics and, at its end, its audio recorded for the usage quota.
+// the gRPC service, src/api/streamingGrpc.ts): the stream engines, the host's bound on open sessions, the ledger of
+// sessions in the shared store (each client's bound across hosts, its streamed audio for the quota), and the start
+// of a session with its metrics.
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.js";
 import type { ModelRegistry } from "../engine/models.js";
 import { recordStreamSession } from "../metrics/index.js";
+import { STREAM_HEARTBEAT_MS } from "../storage/streamSessions.js";
 import { StreamEngines } from "./pool.js";
 import type { StreamQuery } from "./query.js";
 import { CLOSE, type SessionIo, StreamSession } from "./session.js";
 
-/** Who opens a session: the client, and the audio seconds its usage quota has left (Infinity without one). */
+/** An admitted session: its id (claimed in the ledger), its client, and the audio seconds the client's usage quota
+ * has left (Infinity without one). */
 export interface StreamTenant {
+  sessionId: string;
   clientId: string;
   quotaLeftS: number;
 }
 
+/** The sessions of every host, in the shared store (src/storage/streamSessions.ts). */
+export interface StreamLedger {
+  /** Records a session of a client that may have `max` open; false when that would be one too many. */
+  claim(sessionId: string, clientId: string, max: number): Promise<boolean>;
+  /** This host's open sessions are alive (every STREAM_HEARTBEAT_MS). */
+  touch(sessionIds: string[]): Promise<void>;
+  end(sessionId: string, clientId: string, audioS: number): Promise<void>;
+}
+
 export class StreamHost {
   private open = 0;
-  private readonly openByClient = new Map<string, number>();
+  /** Sessions claimed on this host and not yet ended (admitted, then started). */
+  private readonly claimed = new Set<string>();
   private readonly engines: StreamEngines;
+  private readonly heartbeat: NodeJS.Timeout;
 
   constructor(
     private readonly limits: Config["stream"],
     python: string,
     private readonly models: ModelRegistry,
     onLog: (line: string) => void,
-    private readonly recordUsage: (clientId: string, audioS: number) => Promise<void>,
+    private readonly ledger: StreamLedger,
   ) {
     this.engines = new StreamEngines(limits.engines, python, limits.interimShare, onLog);
+    this.heartbeat = setInterval(() => {
+      this.ledger.touch([...this.claimed]).catch((err) => onLog(`stream sessions not renewed: ${err}`));
+    }, STREAM_HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   /** Why a new session is refused (the transport answers A0002), or null while the host takes one more. */
@@ -37,12 +56,20 @@ export class StreamHost {
       : null;
   }
 
-  /** Sessions the client has open on this host. */
-  openFor(clientId: string): number {
-    return this.openByClient.get(clientId) ?? 0;
+  /** Claims a place for a new session of a client that may have `max` open (on every host together): the tenant,
+   * or null when the client has them all open. A claimed session that never starts goes stale in the ledger. */
+  async claim(clientId: string, max: number, quotaLeftS: number): Promise<StreamTenant | null> {
+    const sessionId = randomBytes(12).toString("base64url");
+    if (!(await this.ledger.claim(sessionId, clientId, max))) return null;
+    return { sessionId, clientId, quotaLeftS };
   }
 
-  /** Opens a session on the least busy engine; `io` is the transport's. */
+  /** Frees a claimed place whose session will not start (the client left during admission). */
+  release(tenant: StreamTenant): void {
+    this.ledger.end(tenant.sessionId, tenant.clientId, 0).catch(() => undefined); // else it goes stale
+  }
+
+  /** Opens a claimed session on the least busy engine; `io` is the transport's. */
   start(
     query: StreamQuery,
     tokenExpiresAt: number,
@@ -51,10 +78,10 @@ export class StreamHost {
     log: (msg: string, err?: unknown) => void,
   ) {
     this.open++;
-    this.openByClient.set(tenant.clientId, this.openFor(tenant.clientId) + 1);
+    this.claimed.add(tenant.sessionId);
     recordStreamSession(1);
     const slot = this.engines.acquire();
-    return new StreamSession(randomBytes(12).toString("base64url"), query, {
+    return new StreamSession(tenant.sessionId, query, {
       engine: slot.engine,
       steps: slot.steps,
       models: this.models,
@@ -68,10 +95,10 @@ export class StreamHost {
       io,
       onEnd: (code, audioS) => {
         this.open--;
-        const left = this.openFor(tenant.clientId) - 1;
-        if (left > 0) this.openByClient.set(tenant.clientId, left);
-        else this.openByClient.delete(tenant.clientId);
-        this.recordUsage(tenant.clientId, audioS).catch((err) => log("stream usage not recorded", err));
+        this.claimed.delete(tenant.sessionId);
+        this.ledger
+          .end(tenant.sessionId, tenant.clientId, audioS)
+          .catch((err) => log("stream session's end not recorded", err));
         slot.release();
         recordStreamSession(-1, code === CLOSE.normal ? "completed" : String(code));
       },
@@ -80,6 +107,7 @@ export class StreamHost {
   }
 
   stop(): Promise<void> {
+    clearInterval(this.heartbeat);
     return this.engines.stop();
   }
 }
