@@ -30,8 +30,8 @@ export interface StreamLedger {
 
 export class StreamHost {
   private open = 0;
-  /** Sessions claimed on this host and not yet ended (admitted, then started). */
-  private readonly claimed = new Set<string>();
+  /** Sessions started on this host and not yet ended: the heartbeat renews them in the ledger. */
+  private readonly running = new Set<string>();
   private readonly engines: StreamEngines;
   private readonly heartbeat: NodeJS.Timeout;
 
@@ -44,7 +44,7 @@ export class StreamHost {
   ) {
     this.engines = new StreamEngines(limits.engines, python, limits.interimShare, onLog);
     this.heartbeat = setInterval(() => {
-      this.ledger.touch([...this.claimed]).catch((err) => onLog(`stream sessions not renewed: ${err}`));
+      this.ledger.touch([...this.running]).catch((err) => onLog(`stream sessions not renewed: ${err}`));
     }, STREAM_HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -78,7 +78,7 @@ export class StreamHost {
     log: (msg: string, err?: unknown) => void,
   ) {
     this.open++;
-    this.claimed.add(tenant.sessionId);
+    this.running.add(tenant.sessionId);
     recordStreamSession(1);
     const slot = this.engines.acquire();
     return new StreamSession(tenant.sessionId, query, {
@@ -95,7 +95,7 @@ export class StreamHost {
       io,
       onEnd: (code, audioS) => {
         this.open--;
-        this.claimed.delete(tenant.sessionId);
+        this.running.delete(tenant.sessionId);
         this.ledger
           .end(tenant.sessionId, tenant.clientId, audioS)
           .catch((err) => log("stream session's end not recorded", err));
