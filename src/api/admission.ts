@@ -6,6 +6,7 @@ import type { JobConfig } from "../domain/jobConfig.js";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
 import { audioSecondsSince, countInFlight, insertJob } from "../storage/jobs.js";
+import type { AppContext } from "./context.js";
 
 /** Before the upload is stored: the concurrency bound and a quota already used up. */
 export async function checkBeforeUpload(app: FastifyInstance, client: ClientRow): Promise<void> {
@@ -14,10 +15,20 @@ export async function checkBeforeUpload(app: FastifyInstance, client: ClientRow)
   if ((await countInFlight(store, client.id)) >= maxConcurrent) {
     throw new ApiError("A0002", `at most ${maxConcurrent} jobs may be in progress at once`);
   }
+  await quotaLeft(app.sori, client);
+}
+
+/** The audio seconds a client's usage quota has left in its window (Infinity without a quota); 429 A0001 when none.
+ * Streamed audio counts too (streamAdmission.ts). */
+export async function quotaLeft(ctx: AppContext, client: ClientRow): Promise<number> {
+  const { config, store } = ctx;
   const quotaS = client.quota_s ?? config.defaults.quotaS;
-  if (quotaS > 0 && (await audioSecondsSince(store, client.id, quotaWindowStart(app))) >= quotaS) {
+  if (quotaS <= 0) return Number.POSITIVE_INFINITY;
+  const used = await audioSecondsSince(store, client.id, Date.now() - config.quotaWindowS * 1000);
+  if (used >= quotaS) {
     throw new ApiError("A0001", `audio usage quota of ${quotaS} s per ${config.quotaWindowS} s is used up`);
   }
+  return quotaS - used;
 }
 
 /** Once the audio's length is known: would this file go over the quota? */

@@ -5,23 +5,15 @@
 // that much audio.
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
-import { audioSecondsSince } from "../storage/jobs.js";
 import type { StreamHost, StreamTenant } from "../streaming/host.js";
+import { quotaLeft } from "./admission.js";
 import type { AppContext } from "./context.js";
 
 export async function admitStream(ctx: AppContext, host: StreamHost, client: ClientRow): Promise<StreamTenant> {
-  const { config, store } = ctx;
+  const { config } = ctx;
   const full = host.refusal;
   if (full) throw new ApiError("A0002", full);
-  const quotaS = client.quota_s ?? config.defaults.quotaS;
-  let quotaLeftS = Number.POSITIVE_INFINITY;
-  if (quotaS > 0) {
-    const used = await audioSecondsSince(store, client.id, Date.now() - config.quotaWindowS * 1000);
-    if (used >= quotaS) {
-      throw new ApiError("A0001", `audio usage quota of ${quotaS} s per ${config.quotaWindowS} s is used up`);
-    }
-    quotaLeftS = quotaS - used;
-  }
+  const quotaLeftS = await quotaLeft(ctx, client);
   const maxConcurrent = client.max_concurrent ?? config.defaults.maxConcurrent;
   const tenant = await host.claim(client.id, maxConcurrent, quotaLeftS);
   if (!tenant) {
