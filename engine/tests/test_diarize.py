@@ -213,7 +213,9 @@ def test_count_estimation_steps_down_an_over_split() -> None:
 def test_small_windows_give_the_one_window_result(testdata: Path, cfg, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dialogue in one block and one window of each detector (Silero's 320 s batch, 16 segmentation chunks)
     against 0.7 s blocks, Silero batches of 3.2 s and segmentation batches of 2 chunks (15 s), resemblyzer's
-    windows embedded 8 at a time: the same regions, windows, embeddings (bit for bit) and turns."""
+    windows embedded 8 at a time: the same regions, windows, embeddings and turns. Embeddings are compared to float
+    rounding, not bit for bit: ONNX Runtime's kernels may sum in another order for another batch size (resemblyzer's
+    first value 0.0005424 against 0.00054231 on an AMD EPYC with AVX-512, equal on the Intel machines)."""
     from sori_engine.diarization.embedders import ResemblyzerEmbedder
 
     x = _load(testdata, DIALOGUE + ".wav")
@@ -227,10 +229,10 @@ def test_small_windows_give_the_one_window_result(testdata: Path, cfg, monkeypat
     )
     assert one.n_frames == small.n_frames and one.duration_s == small.duration_s
     assert one.regions == small.regions and one.windows == small.windows
-    assert np.array_equal(one.emb, small.emb)
+    np.testing.assert_allclose(one.emb, small.emb, rtol=1e-4, atol=1e-6)
     assert (one.overlap is None) == (small.overlap is None)
     if one.overlap is not None and small.overlap is not None:
-        assert np.array_equal(one.overlap, small.overlap)
+        np.testing.assert_allclose(one.overlap, small.overlap, rtol=1e-4, atol=1e-6)
     for spk in (2, 0):
         assert diarize_embedded(one, spk, cfg) == diarize_embedded(small, spk, cfg)
 
