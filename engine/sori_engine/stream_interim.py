@@ -5,9 +5,9 @@
   Whisper's 30 s. The encoder's cost grows faster than its input: 0.16 CPU s for 10 s against 1.1 s for 30 s
   (whisper-base int8, 2 cores). The window's padding is the log-mel of silence, as Whisper's own padding of the
   audio gives; zero features in a short window cost accuracy (docs/streaming.md, "Figures").
-- Batched: the sessions that want an interim in one engine step are decoded together, one encoder call and one
-  generate call per group of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s
-  batched against 2.20 one by one).
+- Batched: the sessions that want an interim in one engine step are decoded together, one generate call per group
+  of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s batched against 2.20 one
+  by one); on CPU the encoder takes them one at a time (fw_batched.encode_clip_by_clip), which costs less there.
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
   utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
   shown word back only when two consecutive hypotheses agree on something else there.
@@ -25,7 +25,7 @@ from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens
 
-from . import hallucination, models
+from . import fw_batched, hallucination, models
 from .protocol import Segment, TranscribeParams
 
 SR = 16000
@@ -96,7 +96,7 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     longest = max(w.audio.shape[0] for w in wants)
     frames = int(window_s(longest) * SR / model.feature_extractor.hop_length)
     features = np.stack([silence_padded_features(model, w.audio, frames) for w in wants])
-    encoded = model.encode(features)
+    encoded = fw_batched.encode_clip_by_clip(model, features)
     new_tokens = min(model.max_length - len(prompt), int(longest / SR * TOKENS_PER_S) + 10)
     results = model.model.generate(
         encoded,
