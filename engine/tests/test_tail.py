@@ -14,13 +14,16 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from conftest import Engine
 from faster_whisper.tokenizer import Tokenizer
 from transcripts import missing_tail, reference
 
+from sori_engine import audio as audio_io
 from sori_engine import fw_batched, models
 from sori_engine.protocol import ModelConfig
 
+SR = audio_io.SAMPLE_RATE
 CLIP = "en/earnings22_1_4482311_3_62.wav"  # its reference ends "... from recurring operations over 17 billion Euros."
 
 
@@ -98,19 +101,14 @@ def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
 
 def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, testdata: Path) -> None:
     """On CPU the pipeline encodes a batch's clips one at a time (cheaper per clip): the decoder gets the batched
-    encoder's output, to float rounding, in the same order."""
-    import numpy as np
-
-    from sori_engine import audio as audio_io
-
+    encoder's output, in the same order, to the rounding another kernel path may give (equal here bit for bit)."""
     model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
     pipeline = fw_batched.KeepTailPipeline(model)
-    assert isinstance(pipeline.model, fw_batched.ClipByClipEncoder) and model.model.device == "cpu"
+    assert isinstance(pipeline.model, fw_batched.ClipByClipEncoder)
     assert pipeline.model.frames_per_second == model.frames_per_second  # the rest is the model's
     x = audio_io.decode(str(testdata / CLIP))
-    feats = np.stack([model.feature_extractor(x[i * 16000 : (i + 12) * 16000])[:, :1000] for i in (0, 20, 40)])
+    feats = np.stack([model.feature_extractor(x[i * SR : (i + 12) * SR])[:, :1000] for i in (0, 20, 40)])
     batched = np.asarray(model.encode(feats))
     one_by_one = np.asarray(pipeline.model.encode(feats))
     assert one_by_one.shape == batched.shape == (3, 500, 512)
-    np.testing.assert_allclose(one_by_one, batched, atol=2e-3, rtol=1e-3)
-    assert np.abs(one_by_one - batched).max() < 0.01 * np.abs(batched).max()
+    assert np.abs(one_by_one - batched).max() <= 0.01 * np.abs(batched).max()
