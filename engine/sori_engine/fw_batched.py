@@ -120,7 +120,7 @@ def encode_clip_by_clip(model: WhisperModel, features: np.ndarray) -> ctranslate
     if model.model.device != "cpu" or features.ndim == 2 or features.shape[0] == 1:
         return model.encode(features)
     outputs = [np.asarray(model.encode(features[i : i + 1])) for i in range(features.shape[0])]
-    return ctranslate2.StorageView.from_array(np.ascontiguousarray(np.concatenate(outputs)))
+    return ctranslate2.StorageView.from_array(np.concatenate(outputs))  # a new, contiguous array
 
 
 def encoder_frames(durations_s: list[float], window_frames: int, model: WhisperModel) -> int:
