@@ -16,20 +16,24 @@ import { ErrorBody, type Route, route } from "./route.js";
 import { readUpload, singleField } from "./upload.js";
 
 const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_MIN_MS = 250;
 const LINGER_MS = 2000;
 
 /** Stops reading an oversized upload without losing the answer. Closing the socket at once would make the kernel
  * reset the connection while the client is still sending, and most clients then report a broken pipe instead of
- * the 413; so, as nginx's lingering close does, a little more of the body is read and dropped to give the client
- * time to read the answer, and then the connection is cut. */
+ * the 413; so, as nginx's lingering close does, more of the body is read and dropped to give the client time to
+ * read the answer, and then the connection is cut: after LINGER_MS, or once LINGER_BYTES are dropped but not before
+ * LINGER_MIN_MS (on a fast link 8 MB go by in milliseconds, before a busy client has read the answer: the test
+ * client once got a reset instead of its 413). */
 export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
   res.once("finish", () => {
+    const answered = Date.now();
     let discarded = 0;
     const cut = (): void => void req.socket.destroy();
     const timer = setTimeout(cut, LINGER_MS).unref();
     req.on("data", (chunk: Buffer) => {
       discarded += chunk.length;
-      if (discarded > LINGER_BYTES) {
+      if (discarded > LINGER_BYTES && Date.now() - answered >= LINGER_MIN_MS) {
         clearTimeout(timer);
         cut();
       }
