@@ -31,7 +31,7 @@ from faster_whisper.transcribe import restore_speech_timestamps
 
 from . import audio as audio_io
 from . import checkpoint, hallucination, models, phone, vad
-from .fw_batched import KeepTailPipeline, seek_of_clip
+from .fw_batched import KeepTailPipeline, encoder_frames, seek_of_clip
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
 log = logging.getLogger(__name__)
@@ -528,8 +528,9 @@ def _decode_once(
 ) -> list[list[FwSegment]]:
     """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
-    with WhisperModel.transcribe, which retries at higher temperatures; for `rests` (the speech after an early
-    stop, often a second or two) that would cost a full window each, so only their repetition loops are dropped.
+    (_decode_again: in its own window, then with WhisperModel.transcribe, which retries at higher temperatures); for
+    `rests` (the speech after an early stop, often a second or two) that would cost a full window each, so only their
+    repetition loops are dropped.
     `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
     decoded (for progress)."""
     regions = [r for chunk in chunks for r in chunk]
@@ -567,11 +568,12 @@ def _decode_once(
         last = min(len(chunks), (i // BATCH_SIZE + 1) * BATCH_SIZE) - 1
         reached(chunks[last][-1]["end"])  # a segment of clip i: its whole batch is decoded
     out: list[list[FwSegment]] = []
-    for chunk, (a, b), segs in zip(chunks, clips, per_clip, strict=True):
+    for i, (chunk, (a, b), segs) in enumerate(zip(chunks, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
             segs = [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
-            segs = _decode_sequential(model, speech[int(a * SR) : int(b * SR)], language, req)
+            batch = clips[i // BATCH_SIZE * BATCH_SIZE : (i // BATCH_SIZE + 1) * BATCH_SIZE]
+            segs = _decode_again(model, speech[int(a * SR) : int(b * SR)], language, req, window_frames, batch)
         else:
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
@@ -594,6 +596,42 @@ def _hallucinated(fw: FwSegment) -> bool:
     return fw.compression_ratio > MAX_COMPRESSION or (
         fw.no_speech_prob > NO_SPEECH_PROB and fw.avg_logprob < MIN_LOGPROB
     )
+
+
+def _decode_again(
+    model: WhisperModel,
+    clip: np.ndarray,
+    language: str,
+    req: TranscribeParams,
+    window_frames: int | None,
+    batch: list[tuple[float, float]],
+) -> list[FwSegment]:
+    """A suspect clip decoded again: first alone in its own encoder window, when that is shorter than its batch's
+    (the batch's window is its longest clip's), then, if the result still looks wrong, sequentially with the
+    temperature fallback. Greedy decoding can stop after a word or two on a clip that decodes well in another
+    window (ko26's 17.8 s chunk at beam 1: 11 tokens at log-probability -2.1 in its batch's 29 s window, the whole
+    text at -0.6 in its own 19 s one); a pass in the short window costs what its encoder and one clip's decode do,
+    where the sequential decode always pays for a 30 s window (docs/performance.md, "A suspect chunk")."""
+    duration = clip.shape[0] / SR
+    full = model.feature_extractor.nb_max_frames
+    own = encoder_frames([duration], full, model)
+    if window_frames is None and own < encoder_frames([b - a for a, b in batch], full, model):
+        segs, _info = KeepTailPipeline(model, own).transcribe(
+            clip,
+            language=language,
+            task="transcribe",
+            beam_size=req.model.beam_size,
+            word_timestamps=req.word_timestamps,
+            initial_prompt=req.initial_prompt,
+            hotwords=req.hotwords,
+            clip_timestamps=[{"start": 0.0, "end": duration}],
+            without_timestamps=False,
+            batch_size=1,
+        )
+        again = list(segs)
+        if not _suspect(again, 0.0, duration):
+            return again
+    return _decode_sequential(model, clip, language, req)
 
 
 def _decode_sequential(model: WhisperModel, audio: np.ndarray, language: str, req: TranscribeParams) -> list[FwSegment]:

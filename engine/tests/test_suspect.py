@@ -1,0 +1,73 @@
+"""A suspect chunk (no text from speech, a loop, a low-confidence pass) decoded again: first alone in its own,
+shorter encoder window, and sequentially only when that is no better or not possible (transcriber._decode_again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import transcripts
+from faster_whisper.transcribe import Segment as FwSegment
+
+from sori_engine import audio as audio_io
+from sori_engine import models, transcriber
+from sori_engine.protocol import ModelConfig, TranscribeParams
+
+SR = audio_io.SAMPLE_RATE
+JFK = "en/whisper_jfk.flac"  # 11 s
+
+
+@pytest.fixture
+def sequential(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Stands in for the sequential re-decode; records the length of each clip it is given."""
+    calls: list[float] = []
+
+    def fake(_model: Any, audio: np.ndarray, _language: str, _req: TranscribeParams) -> list[FwSegment]:
+        calls.append(audio.shape[0] / SR)
+        return []
+
+    monkeypatch.setattr(transcriber, "_decode_sequential", fake)
+    return calls
+
+
+def _again(testdata: Path, model: dict[str, Any], batch: list[tuple[float, float]], window_frames: int | None = None):
+    clip = audio_io.decode(str(testdata / JFK))
+    req = TranscribeParams(audio_path="", model=ModelConfig(**model), language_mode="fixed", language="en")
+    wm = models.get_model(req.model)
+    return clip, transcriber._decode_again(wm, clip, "en", req, window_frames, batch)
+
+
+def test_a_clip_shorter_than_its_batch_is_decoded_again_in_its_own_window(
+    testdata: Path, model: dict[str, Any], sequential: list[float]
+) -> None:
+    # JFK (11 s) batched with a 28 s clip: the batch's window is 29 s, JFK's own 12 s.
+    clip, segs = _again(testdata, model, [(0.0, 11.0), (11.0, 39.0)])
+    assert sequential == []
+    text = " ".join(fw.text for fw in segs)
+    assert transcripts.cer(text, transcripts.reference(testdata, JFK)) <= 0.3, text
+    assert all(0.0 <= fw.start <= fw.end <= clip.shape[0] / SR + 0.5 for fw in segs)  # clip time, as sequential's
+
+
+def test_a_clip_as_long_as_its_batch_window_goes_to_the_sequential_decode(
+    testdata: Path, model: dict[str, Any], sequential: list[float]
+) -> None:
+    clip, segs = _again(testdata, model, [(0.0, 11.0), (11.0, 19.0)])  # JFK is the batch's longest clip
+    assert segs == [] and sequential == [pytest.approx(clip.shape[0] / SR)]
+
+
+def test_a_fixed_window_goes_to_the_sequential_decode(
+    testdata: Path, model: dict[str, Any], sequential: list[float]
+) -> None:
+    # A streaming utterance's window is fixed (window_frames): another pass in it would decode the same.
+    _clip, segs = _again(testdata, model, [(0.0, 11.0), (11.0, 39.0)], window_frames=3000)
+    assert segs == [] and len(sequential) == 1
+
+
+def test_a_clip_still_suspect_in_its_own_window_goes_to_the_sequential_decode(
+    testdata: Path, model: dict[str, Any], sequential: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcriber, "_suspect", lambda *_a: True)
+    _clip, segs = _again(testdata, model, [(0.0, 11.0), (11.0, 39.0)])
+    assert segs == [] and len(sequential) == 1
