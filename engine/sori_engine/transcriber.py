@@ -541,18 +541,7 @@ def _decode_once(
         size = sum(r["end"] - r["start"] for r in chunk)
         clips.append((pos / SR, (pos + size) / SR))
         pos += size
-    batched, _info = KeepTailPipeline(model, window_frames).transcribe(
-        speech,
-        language=language,
-        task="transcribe",
-        beam_size=req.model.beam_size,
-        word_timestamps=req.word_timestamps,
-        initial_prompt=req.initial_prompt,
-        hotwords=req.hotwords,
-        clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # our chunks; its own VAD is not run
-        without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
-        batch_size=BATCH_SIZE,
-    )
+    batched = _decode_clips(model, window_frames, speech, clips, language, req)
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
     # feature frames, computed here as the pipeline computes it. Not by its times: a clip's first segment starts at
@@ -578,6 +567,32 @@ def _decode_once(
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
     return out
+
+
+def _decode_clips(
+    model: WhisperModel,
+    window_frames: int | None,
+    audio: np.ndarray,
+    clips: list[tuple[float, float]],
+    language: str,
+    req: TranscribeParams,
+) -> Iterable[FwSegment]:
+    """The batched pipeline over `clips` ((start, end) seconds of `audio`), BATCH_SIZE at a time, in an encoder
+    window of `window_frames` (None: each batch's longest clip's, fw_batched.encoder_frames). A generator: each
+    batch is decoded when its first segment is asked for."""
+    segments, _info = KeepTailPipeline(model, window_frames).transcribe(
+        audio,
+        language=language,
+        task="transcribe",
+        beam_size=req.model.beam_size,
+        word_timestamps=req.word_timestamps,
+        initial_prompt=req.initial_prompt,
+        hotwords=req.hotwords,
+        clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # our chunks; its own VAD is not run
+        without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
+        batch_size=BATCH_SIZE,
+    )
+    return segments
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
@@ -616,19 +631,7 @@ def _decode_again(
     full = model.feature_extractor.nb_max_frames
     own = encoder_frames([duration], full, model)
     if window_frames is None and own < encoder_frames([b - a for a, b in batch], full, model):
-        segs, _info = KeepTailPipeline(model, own).transcribe(
-            clip,
-            language=language,
-            task="transcribe",
-            beam_size=req.model.beam_size,
-            word_timestamps=req.word_timestamps,
-            initial_prompt=req.initial_prompt,
-            hotwords=req.hotwords,
-            clip_timestamps=[{"start": 0.0, "end": duration}],
-            without_timestamps=False,
-            batch_size=1,
-        )
-        again = list(segs)
+        again = list(_decode_clips(model, own, clip, [(0.0, duration)], language, req))
         if not _suspect(again, 0.0, duration):
             return again
     return _decode_sequential(model, clip, language, req)
