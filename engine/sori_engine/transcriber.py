@@ -18,6 +18,7 @@ in a further batched round (_decode_batched). Segment times are mapped back to f
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,12 @@ FALLBACK_STEPS = 5
 # ko/deeply_dancestudio_sub100110a00036 came back as one of two texts, 15 or 17 edits, from run to run).
 SAMPLING_SEED = 0
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
+# Most tokens a rest (the speech after an early stop) can hold: Whisper writes 2-5 tokens per second of speech,
+# timestamps included (bench/rtf.py's chunks), so 20 per second and 10 more leave room for the fastest speech. A
+# rest decoded that far is a repetition loop: its decode is stopped there and it is dropped (seen: "아, 아, 아, ..."
+# to 224 tokens, the most a decode gives, on a rest of ko26 at beam 1: 2 of the job's 15 CPU s; docs/performance.md).
+REST_TOKENS_PER_S = 20
+REST_TOKENS_MIN = 10
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
@@ -541,7 +548,8 @@ def _decode_once(
         size = sum(r["end"] - r["start"] for r in chunk)
         clips.append((pos / SR, (pos + size) / SR))
         pos += size
-    batched = _decode_clips(model, window_frames, speech, clips, language, req)
+    cap = _rest_tokens(max(b - a for a, b in clips), model) if rests else None
+    batched = _decode_clips(model, window_frames, speech, clips, language, req, 2 * cap if cap else None)
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
     # feature frames, computed here as the pipeline computes it. Not by its times: a clip's first segment starts at
@@ -559,7 +567,8 @@ def _decode_once(
     out: list[list[FwSegment]] = []
     for i, (chunk, (a, b), segs) in enumerate(zip(chunks, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
-            segs = [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
+            ran_to_cap = cap is not None and sum(len(fw.tokens) for fw in segs) >= cap  # all its tokens
+            segs = [] if ran_to_cap else [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
             batch = clips[i // BATCH_SIZE * BATCH_SIZE : (i // BATCH_SIZE + 1) * BATCH_SIZE]
             segs = _decode_again(model, speech[int(a * SR) : int(b * SR)], language, req, window_frames, batch)
@@ -576,10 +585,12 @@ def _decode_clips(
     clips: list[tuple[float, float]],
     language: str,
     req: TranscribeParams,
+    max_new_tokens: int | None = None,
 ) -> Iterable[FwSegment]:
     """The batched pipeline over `clips` ((start, end) seconds of `audio`), BATCH_SIZE at a time, in an encoder
-    window of `window_frames` (None: each batch's longest clip's, fw_batched.encoder_frames). A generator: each
-    batch is decoded when its first segment is asked for."""
+    window of `window_frames` (None: each batch's longest clip's, fw_batched.encoder_frames), each clip decoded to
+    at most `max_new_tokens` (None: Whisper's limit). A generator: each batch is decoded when its first segment is
+    asked for."""
     segments, _info = KeepTailPipeline(model, window_frames).transcribe(
         audio,
         language=language,
@@ -591,8 +602,19 @@ def _decode_clips(
         clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # our chunks; its own VAD is not run
         without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
         batch_size=BATCH_SIZE,
+        max_new_tokens=max_new_tokens,
     )
     return segments
+
+
+def _rest_tokens(duration_s: float, model: WhisperModel) -> int | None:
+    """The most tokens rests of up to `duration_s` of speech can hold (REST_TOKENS_PER_S), None where that is more
+    than a decode can be capped at. The cap passed as `max_new_tokens` is twice that: CTranslate2 4.8's Whisper
+    stops at half of the prompt and `max_new_tokens` together (a cap of 100 gave 51 tokens at beam 1 and 5), so a
+    loop ends one token past the limit, and one that ran the whole cap is still over it. At most half of Whisper's
+    448 tokens, which leaves the prompt (hotwords, initial prompt: at most half too) its room."""
+    limit = math.ceil(REST_TOKENS_PER_S * duration_s) + REST_TOKENS_MIN
+    return limit if 2 * limit <= model.max_length // 2 else None
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:

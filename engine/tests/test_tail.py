@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
+import transcripts
 from conftest import Engine
 from faster_whisper.tokenizer import Tokenizer
 from transcripts import missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine import fw_batched, models
-from sori_engine.protocol import ModelConfig
+from sori_engine import fw_batched, models, transcriber
+from sori_engine.protocol import ModelConfig, TranscribeParams
 
 SR = audio_io.SAMPLE_RATE
+JFK = "en/whisper_jfk.flac"  # 11 s
 CLIP = "en/earnings22_1_4482311_3_62.wav"  # its reference ends "... from recurring operations over 17 billion Euros."
 
 
@@ -112,3 +115,27 @@ def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, 
     one_by_one = np.asarray(pipeline.model.encode(feats))
     assert one_by_one.shape == batched.shape == (3, 500, 512)
     assert np.abs(one_by_one - batched).max() <= 0.01 * np.abs(batched).max()
+
+
+def test_a_rest_decoded_to_its_token_cap_is_dropped(
+    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rest (the speech after an early stop) is decoded to at most REST_TOKENS_PER_S tokens per second and
+    REST_TOKENS_MIN more; one that reaches the cap is a repetition loop and gives no text. JFK (11 s, about 30
+    tokens) stands in for a rest: under a cap (9 tokens per second: 109) it is kept, with the cap lowered to 5 tokens
+    (its decode stopped there) it is dropped."""
+    jfk = audio_io.decode(str(testdata / JFK))
+    chunks = [[{"start": 0, "end": jfk.shape[0]}]]
+    req = TranscribeParams(audio_path="", model=ModelConfig(**model), language_mode="fixed", language="en")
+    wm = models.get_model(req.model)
+
+    def rest_text() -> str:
+        out = transcriber._decode_once(wm, jfk, chunks, "en", req, lambda _s: None, True)
+        return " ".join(fw.text for fw in out[0])
+
+    monkeypatch.setattr(transcriber, "REST_TOKENS_PER_S", 9)
+    assert transcriber._rest_tokens(11.0, wm) == 109
+    assert transcripts.cer(rest_text(), transcripts.reference(testdata, JFK)) <= 0.3
+    monkeypatch.setattr(transcriber, "REST_TOKENS_PER_S", 0)
+    monkeypatch.setattr(transcriber, "REST_TOKENS_MIN", 5)
+    assert rest_text() == ""
