@@ -537,7 +537,7 @@ def _decode_once(
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
     (_decode_again: in its own window, then with WhisperModel.transcribe, which retries at higher temperatures); for
     `rests` (the speech after an early stop, often a second or two) that would cost a full window each, so only their
-    repetition loops are dropped.
+    repetition loops (and rests decoded to their token limit, _rest_tokens) are dropped.
     `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
     decoded (for progress)."""
     regions = [r for chunk in chunks for r in chunk]
@@ -611,14 +611,14 @@ def _rest_tokens(duration_s: float, model: WhisperModel) -> int | None:
     """The most tokens rests of up to `duration_s` of speech can hold (REST_TOKENS_PER_S), None where that is more
     than a decode can be capped at. The cap passed as `max_new_tokens` is twice that: CTranslate2 4.8's Whisper
     stops at half of the prompt and `max_new_tokens` together (a cap of 100 gave 51 tokens at beam 1 and 5), so a
-    loop ends one token past the limit, and one that ran the whole cap is still over it. At most half of Whisper's
+    loop ends just past the limit, and one that ran the whole cap would be over it too. At most half of Whisper's
     448 tokens, which leaves the prompt (hotwords, initial prompt: at most half too) its room."""
     limit = math.ceil(REST_TOKENS_PER_S * duration_s) + REST_TOKENS_MIN
     return limit if 2 * limit <= model.max_length // 2 else None
 
 
 def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
-    """A batched clip result worth a second, sequential decode: nothing at all from a clip with speech, a
+    """A batched clip result worth a second decode (_decode_again): nothing at all from a clip with speech, a
     repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
     fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
     texts = [fw for fw in segments if fw.text.strip()]
