@@ -570,8 +570,13 @@ def _decode_once(
             ran_to_cap = cap is not None and sum(len(fw.tokens) for fw in segs) >= cap  # all its tokens
             segs = [] if ran_to_cap else [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
+            kept = _before_loop(segs)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // BATCH_SIZE * BATCH_SIZE : (i // BATCH_SIZE + 1) * BATCH_SIZE]
-            segs = _decode_again(model, speech[int(a * SR) : int(b * SR)], language, req, window_frames, batch)
+            segs = (
+                [_shift(fw, -a) for fw in kept]
+                if kept
+                else _decode_again(model, speech[int(a * SR) : int(b * SR)], language, req, window_frames, batch)
+            )
         else:
             segs = [_shift(fw, -a) for fw in segs]
         out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
@@ -625,6 +630,25 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     if not texts:
         return end_s - start_s >= MISSING_S
     return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < MIN_LOGPROB for fw in texts)
+
+
+def _before_loop(segments: list[FwSegment]) -> list[FwSegment]:
+    """The segments of a confident pass before the one where a repetition loop starts (a segment over
+    MAX_COMPRESSION, or one that says again what an earlier one said); none when the pass is not confident or the
+    loop starts at once. A loop is how greedy and beam decoding end a clip they lost their place in: what came before
+    it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it (ko26 laid out
+    with 2 s gaps, beam 1: "...동화책도 읽어 주고 그래요. 그는 이리저리 피하면서..." then the second sentence seven
+    times; the re-decode wrote the second sentence alone; docs/performance.md, "A loop cut where it starts")."""
+    texts = [fw for fw in segments if fw.text.strip()]
+    if not texts or any(fw.avg_logprob < MIN_LOGPROB for fw in texts):
+        return []
+    seen: set[str] = set()
+    for k, fw in enumerate(segments):
+        said = hallucination.normalize(fw.text)
+        if fw.compression_ratio > MAX_COMPRESSION or (said and said in seen):
+            return segments[:k] if any(x.text.strip() for x in segments[:k]) else []
+        seen.add(said)
+    return []
 
 
 def _hallucinated(fw: FwSegment) -> bool:

@@ -1,5 +1,6 @@
 """A suspect chunk (no text from speech, a loop, a low-confidence pass) decoded again: first alone in its own,
-shorter encoder window, and sequentially only when that is no better or not possible (transcriber._decode_again)."""
+shorter encoder window, and sequentially only when that is no better or not possible (transcriber._decode_again);
+a confident pass that ends in a loop is kept up to the loop instead (transcriber._before_loop)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,38 @@ def test_a_clip_still_suspect_in_its_own_window_goes_to_the_sequential_decode(
     # 5 s of digital silence: no text in its own window either (suspect: 3 s or more of "speech" gave none).
     _again(np.zeros(5 * SR, dtype=np.float32), model, [(0.0, 5.0), (5.0, 33.0)])
     assert sequential == [5.0]
+
+
+def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:
+    return FwSegment(
+        id=0,
+        seek=0,
+        start=start,
+        end=end,
+        text=text,
+        tokens=[],
+        avg_logprob=avg_logprob,
+        compression_ratio=compression_ratio,
+        no_speech_prob=0.01,
+        words=None,
+        temperature=0.0,
+    )
+
+
+def test_a_confident_pass_is_kept_up_to_where_its_loop_starts() -> None:
+    # The shape seen on ko26 with 2 s gaps at beam 1: two sentences, then the second again and again.
+    first, second = "저는 어린이 장애 환자들을 맡았는데요.", "그는 이리저리 피하면서 길 한 옆으로 걸어갔다."
+    segs = [_seg(0.0, 7.0, first), _seg(7.0, 10.0, second), _seg(10.0, 19.0, " " + second)]
+    segs += [_seg(19.0, 29.0, (second + " ") * 4, compression_ratio=2.6)]
+    assert [fw.text for fw in transcriber._before_loop(segs)] == [first, second]
+    # A loop within a segment (over MAX_COMPRESSION) ends what is kept there too.
+    kept = transcriber._before_loop([_seg(0.0, 5.0, first), segs[-1]])
+    assert [fw.text for fw in kept] == [first]
+
+
+def test_a_pass_that_loops_at_once_or_is_unsure_is_decoded_again() -> None:
+    loop = _seg(0.0, 29.0, "아, " * 40, compression_ratio=9.0)
+    assert transcriber._before_loop([loop, _seg(29.0, 30.0, "네.")]) == []
+    unsure = [_seg(0.0, 7.0, "그 다음엔", avg_logprob=-2.1), _seg(7.0, 9.0, "그 다음엔", avg_logprob=-2.1)]
+    assert transcriber._before_loop(unsure) == []  # low confidence: nothing of it is trusted
+    assert transcriber._before_loop([]) == []
