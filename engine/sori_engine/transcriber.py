@@ -250,7 +250,8 @@ def windows(
     (it ends within GUARD_S of it) is not final: the audio from its start is carried into the next window, so no
     region is ever cut by a window boundary. Without VAD every window is cut into plain CHUNK_S regions.
     Narrow-band audio (`narrowband`: the container says so) gets the phone VAD threshold (phone.py). One Silero
-    pass gives both a window's regions and its speech probabilities (vad.py). `known_probs`: the probabilities of
+    pass gives both a window's regions and its speech probabilities (vad.py), the frames before each onset scored
+    again from a fresh state (vad.rescore_onsets). `known_probs`: the probabilities of
     the audio from `start_sample` on, already computed (transcribe_audio), for the first window."""
     window_samples = int(window_s * SR)
     guard = int(GUARD_S * SR)
@@ -271,17 +272,20 @@ def windows(
             return
         buf = np.concatenate(pending) if len(pending) > 1 else pending[0]
         pending, pending_len = [], 0
+        options = phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS)
         if known_probs is not None and offset == start_sample and known_probs.size:
             n = -(-buf.shape[0] // vad.FRAME)  # the frames of buf, the last one padded, as vad.probabilities has them
             probs = np.pad(known_probs[:n], (0, max(0, n - known_probs.shape[0])), mode="edge")
         else:
             probs = vad.probabilities(buf)
+            if use_vad:  # onsets scored again from a fresh state (vad.rescore_onsets); a session's probs are its own
+                probs = vad.rescore_onsets(buf, probs, options.threshold)
         if not use_vad:
             step = int(CHUNK_S * SR)
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:
-            regions = vad.regions(probs, phone.vad_options(narrowband, SPEECH_S, MIN_SILENCE_MS), buf.shape[0])
+            regions = vad.regions(probs, options, buf.shape[0])
             if exhausted:
                 cut = buf.shape[0]
             else:

@@ -7,7 +7,8 @@ fw_batched.py pins) copied without the model call, with one change: where a regi
 cut elsewhere (`regions`). `engine/tests/test_vad.py` checks that it otherwise gives what `get_speech_timestamps`
 gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
 with the LSTM state carried: the same probabilities without the whole input, or its largest batch, in memory (the
-transcriber's windows and diarization's pass over the file both use it).
+transcriber's windows and diarization's pass over the file both use it). `rescore_onsets` gives the transcriber's
+windows the first words of speech that starts abruptly after non-speech, which the one pass holds back.
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ SR = 16000
 # batch's tensors (about 300 MiB) for the life of the process. 500 frames (16 s) hold about 80 MiB for the same
 # CPU time and the same probabilities (docs/audio.md, "Measurements").
 BATCH_FRAMES = 500
+# Silero carries its LSTM state from frame to frame, and after half a second or more of non-speech that state holds
+# speech back: an utterance that starts abruptly (a recording cut mid-sentence, a call leg after digital silence or
+# line noise) scores 0.0-0.2 for its first words, which score 0.5-0.9 from a fresh state that has seen up to 0.75 s
+# of the non-speech before them (bench/rtf.py's en input: "In addition, we" after 1 s of silence or of room tone).
+# `rescore_onsets` scores the last ONSET_LOOKBACK frames before each region again in overlapping pieces, each from a
+# fresh state, and each frame keeps the larger probability (docs/performance.md, "Onsets scored from a fresh state").
+ONSET_QUIET = 16  # frames (0.5 s) under the threshold before a region: shorter dips are inside speech
+ONSET_LOOKBACK = 64  # frames (2 s) before a region scored again: Silero catches up within that
+ONSET_STEP = 12  # a fresh piece starts every 12 frames (0.375 s) and runs 24, so a frame's state has run 0.375-0.75 s
 
 
 def probabilities(audio: np.ndarray) -> np.ndarray:
@@ -34,6 +44,32 @@ def probabilities(audio: np.ndarray) -> np.ndarray:
     scan = SileroScan()
     scan.run(padded)
     return scan.probabilities()
+
+
+def rescore_onsets(audio: np.ndarray, probs: np.ndarray, threshold: float) -> np.ndarray:
+    """`probs` (Silero's pass over `audio`, frame by frame) with the frames before each speech onset raised to what a
+    fresh state gives them (ONSET_*). Only runs of at least ONSET_QUIET frames under `threshold` that end at a frame
+    over it are looked at, and only their last ONSET_LOOKBACK frames: a bounded cost per region, none in silence."""
+    n = min(probs.shape[0], -(-audio.shape[0] // FRAME))
+    out = probs
+    for start, end in _quiet_runs(probs[:n] < threshold, ONSET_QUIET):
+        lo = max(start, end - ONSET_LOOKBACK)
+        for k in range(lo, end, ONSET_STEP):
+            stop = min(k + 2 * ONSET_STEP, end)
+            piece = audio[k * FRAME : stop * FRAME]
+            piece = np.pad(piece, (0, (stop - k) * FRAME - piece.shape[0]))
+            fresh = SileroScan().score(piece)
+            if out is probs:
+                out = probs.copy()
+            np.maximum(out[k:stop], fresh, out=out[k:stop])
+    return out
+
+
+def _quiet_runs(quiet: np.ndarray, min_len: int) -> list[tuple[int, int]]:
+    """[start, end) of each run of True in `quiet` at least `min_len` long that is followed by a False frame."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], quiet, [False])).astype(np.int8)))
+    runs = edges.reshape(-1, 2)  # each run's first frame and the frame after its last
+    return [(int(a), int(b)) for a, b in runs if b - a >= min_len and b < quiet.shape[0]]
 
 
 def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict]:

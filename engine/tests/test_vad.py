@@ -43,3 +43,34 @@ def test_probabilities_of_a_prefix_are_a_prefix() -> None:
     whole = vad.probabilities(x)
     part = vad.probabilities(x[: vad.FRAME * 50])
     np.testing.assert_allclose(whole[:49], part[:49], atol=1e-6)
+
+
+CALLS = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav"]  # the second starts mid-sentence
+
+
+@pytest.mark.parametrize("gap", ["zeros", "room tone"])
+def test_an_abrupt_onset_after_non_speech_is_scored_from_a_fresh_state(testdata: Path, gap: str) -> None:
+    # bench/rtf.py's en input: a call, 1 s of non-speech, a call cut mid-sentence ("In addition, we increased").
+    # After the gap Silero's state holds the first words back (0.0-0.2 on the CPUs seen); from a fresh state that has
+    # seen at most 0.75 s of the gap they pass the threshold (0.6-0.9).
+    rng = np.random.default_rng(0)
+    pause = np.zeros(16000, np.float32) if gap == "zeros" else (rng.standard_normal(16000) * 10 ** (-50 / 20))
+    first = audio.decode(str(testdata / CALLS[0]))
+    x = np.concatenate([first, pause.astype(np.float32), audio.decode(str(testdata / CALLS[1]))[: 16000 * 5]])
+    probs = vad.probabilities(x)
+    onset = (first.shape[0] + pause.shape[0]) // vad.FRAME + 1
+    words = slice(onset, onset + 22)  # "In addition, we": the first 0.7 s
+    rescored = vad.rescore_onsets(x, probs, phone.VAD_THRESHOLD)
+    assert probs[words].max() < 0.4
+    assert rescored[words].max() >= phone.VAD_THRESHOLD + 0.1
+    assert np.all(rescored >= probs)
+    speech = probs >= phone.VAD_THRESHOLD  # only frames of the quiet runs before speech are scored again
+    np.testing.assert_array_equal(rescored[speech], probs[speech])
+
+
+def test_rescoring_leaves_non_speech_that_no_speech_follows() -> None:
+    # Only a quiet run that ends at speech is scored again: silence, or noise to the end, costs nothing and moves nothing.
+    hiss = (np.random.default_rng(0).standard_normal(16000 * 5) * 0.01).astype(np.float32)
+    probs = vad.probabilities(hiss)
+    assert vad.rescore_onsets(hiss, probs, phone.VAD_THRESHOLD) is probs
+    assert vad._quiet_runs(np.array([True, True, True, False, True, True]), 2) == [(0, 3)]
