@@ -641,8 +641,8 @@ def _before_loop(segments: list[FwSegment]) -> list[FwSegment]:
     MAX_COMPRESSION, or one that says again what an earlier one said); none when the pass is not confident or the
     loop starts at once. A loop is how greedy and beam decoding end a clip they lost their place in: what came before
     it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it (ko26 laid out
-    with 2 s gaps, beam 1: "...동화책도 읽어 주고 그래요. 그는 이리저리 피하면서..." then the second sentence seven
-    times; the re-decode wrote the second sentence alone; docs/performance.md, "A loop cut where it starts")."""
+    with 2 s gaps, beam 1: "...동화책도 읽어 주고 그래요. 그는 이리저리 피하면서..." then the second sentence again
+    and again; the re-decode wrote the second sentence alone; docs/performance.md, "A loop cut where it starts")."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts or any(fw.avg_logprob < MIN_LOGPROB for fw in texts):
         return []
