@@ -41,24 +41,9 @@ def _engine_root() -> Path:
 sys.path.insert(0, str(_engine_root() / "engine"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sori_engine import audio as audio_io  # noqa: E402
 from sori_engine.protocol import ModelConfig  # noqa: E402
 
-import rtf  # noqa: E402, I001  (the inputs' files, the CER, the two systems' calls)
-
-SR = audio_io.SAMPLE_RATE
-
-
-def layout(name: str, refs: dict, gap_s: float, fill: str) -> tuple[str, np.ndarray, str]:
-    """bench/rtf.py's input `name` with gaps of `gap_s` seconds of `fill` (zeros or tone) between the clips."""
-    files = sorted(f for f in refs if f.startswith("ko/" if name == "ko" else "en/earnings22"))
-    n = int(gap_s * SR)
-    rng = np.random.default_rng(0)
-    parts: list[np.ndarray] = []
-    for f in files:
-        gap = np.zeros(n, np.float32) if fill == "zeros" else (rng.standard_normal(n) * 10 ** (-50 / 20))
-        parts += [audio_io.decode(str(rtf.TESTDATA / f)), gap.astype(np.float32)]
-    return refs[files[0]][0], np.concatenate(parts), " ".join(refs[f][1] for f in files)
+import rtf  # noqa: E402, I001  (the inputs laid out, the CER, the two systems' calls)
 
 
 def main() -> int:
@@ -94,7 +79,7 @@ def main() -> int:
             cers: dict = {k: [] for k in systems}
             cpu = dict.fromkeys(systems, 0.0)
             for gap_s, fill in layouts:
-                language, samples, ref = layout(name, refs, gap_s, fill)
+                language, samples, ref = rtf.build_input(name, refs, gap_s, fill)
                 wav = Path(tmp) / f"{name}.wav"
                 rtf.write_wav(wav, samples)
                 for key in systems:

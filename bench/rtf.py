@@ -78,18 +78,23 @@ def manifest() -> dict[str, tuple[str, str]]:
         return {row["local_file"]: (row["lang"], row["transcript"]) for row in csv.DictReader(f, delimiter="\t")}
 
 
-def build_input(name: str, refs: dict[str, tuple[str, str]]) -> tuple[str, np.ndarray, str]:
-    """(language, 16 kHz float32 audio, reference text) of one bench input."""
+def build_input(
+    name: str, refs: dict[str, tuple[str, str]], gap_s: float = 1.0, fill: str = "zeros"
+) -> tuple[str, np.ndarray, str]:
+    """(language, 16 kHz float32 audio, reference text) of one bench input: its clips with `gap_s` seconds of
+    `fill` after each, digital silence ("zeros") or room tone ("tone": -50 dBFS noise, seeded; bench/layouts.py)."""
     if name == "ko":
         files = sorted(f for f in refs if f.startswith("ko/"))
     elif name == "en":
         files = sorted(f for f in refs if f.startswith("en/earnings22"))
     else:
         raise SystemExit(f"unknown input {name}")
-    gap = np.zeros(SR, dtype=np.float32)
+    n = int(gap_s * SR)
+    rng = np.random.default_rng(0)
     parts: list[np.ndarray] = []
     for f in files:
-        parts += [audio_io.decode(str(TESTDATA / f)), gap]
+        gap = np.zeros(n) if fill == "zeros" else rng.standard_normal(n) * 10 ** (-50 / 20)
+        parts += [audio_io.decode(str(TESTDATA / f)), gap.astype(np.float32)]
     return refs[files[0]][0], np.concatenate(parts), " ".join(refs[f][1] for f in files)
 
 
