@@ -67,6 +67,11 @@ TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on 
 # to 224 tokens, the most a decode gives, on a rest of ko26 at beam 1: 2 of the job's 15 CPU s; docs/performance.md).
 REST_TOKENS_PER_S = 20
 REST_TOKENS_MIN = 10
+# A run of consecutive segments that only says again what the clip said before it, with at least this many
+# characters of text (normalized): the model lost its place and replayed earlier text (ko26 laid out with 1 s of room
+# tone, beam 5: a clip's last three sentences written a second time over the 0.3 s after them, at log-probability
+# -0.51). A person repeating a word or a greeting ("네.", "여보세요?") stays under it; a replayed sentence is over it.
+REPLAY_MIN_CHARS = 12
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
@@ -633,23 +638,45 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts:
         return end_s - start_s >= MISSING_S
-    return any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < MIN_LOGPROB for fw in texts)
+    return (
+        any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < MIN_LOGPROB for fw in texts)
+        or _replay_start(texts) is not None
+    )
+
+
+def _replay_start(segments: list[FwSegment]) -> int | None:
+    """The index of the first segment of a replay: a run of consecutive segments each of whose text (normalized)
+    is already in the text before the run, REPLAY_MIN_CHARS or more in all; None when there is none. Each segment
+    alone may be short ("와 진짜 용라운" again, then the next two sentences again as one segment)."""
+    said = [hallucination.normalize(fw.text) for fw in segments]
+    k = 0
+    while k < len(said):
+        before = "".join(said[:k])
+        end = k
+        while end < len(said) and said[end] and said[end] in before:
+            end += 1
+        if sum(len(t) for t in said[k:end]) >= REPLAY_MIN_CHARS:
+            return k
+        k = max(end, k + 1)
+    return None
 
 
 def _before_loop(segments: list[FwSegment]) -> list[FwSegment]:
     """The segments of a confident pass before the one where a repetition loop starts (a segment over
-    MAX_COMPRESSION, or one that says again what an earlier one said); none when the pass is not confident or the
-    loop starts at once. A loop is how greedy and beam decoding end a clip they lost their place in: what came before
+    MAX_COMPRESSION, one that says again what an earlier one said, or the first of a replay: _replay_start); none
+    when the pass is not confident or the loop starts at once. A loop is how greedy and beam decoding end a clip they lost their place in: what came before
     it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it (ko26 laid out
     with 2 s gaps, beam 1: "...동화책도 읽어 주고 그래요. 그는 이리저리 피하면서..." then the second sentence again
     and again; the re-decode wrote the second sentence alone; docs/performance.md, "A loop cut where it starts")."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts or any(fw.avg_logprob < MIN_LOGPROB for fw in texts):
         return []
+    replay = _replay_start(texts)
+    replayed = texts[replay] if replay is not None else None
     seen: set[str] = set()
     for k, fw in enumerate(segments):
         said = hallucination.normalize(fw.text)
-        if fw.compression_ratio > MAX_COMPRESSION or (said and said in seen):
+        if fw.compression_ratio > MAX_COMPRESSION or (said and said in seen) or fw is replayed:
             return segments[:k] if any(x.text.strip() for x in segments[:k]) else []
         seen.add(said)
     return []

@@ -111,3 +111,24 @@ def test_a_pass_that_loops_at_once_or_is_unsure_is_decoded_again() -> None:
     unsure = [_seg(0.0, 7.0, "그 다음엔", avg_logprob=-2.1), _seg(7.0, 9.0, "그 다음엔", avg_logprob=-2.1)]
     assert transcriber._before_loop(unsure) == []  # low confidence: nothing of it is trusted
     assert transcriber._before_loop([]) == []
+
+
+def test_a_replay_of_earlier_sentences_is_suspect_and_cut_where_it_starts() -> None:
+    # The shape seen on ko26 laid out with 1 s of room tone at beam 5: three sentences, then the first again and the
+    # other two again as one segment, over the 0.3 s of the clip after them, at a confident log-probability.
+    said = [
+        _seg(0.0, 2.0, "와 진짜 용라운"),
+        _seg(2.0, 3.5, "난 집에서 봤는데"),
+        _seg(3.5, 6.0, "극장 가서 본 사람들은"),
+    ]
+    replay = [_seg(6.0, 7.5, "와 진짜 용라운"), _seg(7.5, 7.9, "난 집에서 봤는데 극장 가서 본 사람들은")]
+    assert transcriber._suspect(said + replay, 0.0, 8.0)
+    assert transcriber._before_loop(said + replay) == said
+    assert transcriber._replay_start(said + replay[1:]) == 3  # one segment that replays two is enough
+
+
+def test_a_short_repeat_is_not_a_replay() -> None:
+    # People say the same short thing twice: a greeting, a yes. That is not a decoding fault.
+    segs = [_seg(0.0, 1.0, "여보세요?"), _seg(1.0, 2.0, "여보세요?"), _seg(2.0, 3.0, "네."), _seg(3.0, 4.0, "네.")]
+    assert not transcriber._suspect(segs, 0.0, 4.0)
+    assert transcriber._replay_start(segs) is None
