@@ -67,11 +67,15 @@ TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on 
 # to 224 tokens, the most a decode gives, on a rest of ko26 at beam 1: 2 of the job's 15 CPU s; docs/performance.md).
 REST_TOKENS_PER_S = 20
 REST_TOKENS_MIN = 10
-# A run of consecutive segments that only says again what the clip said before it, with at least this many
-# characters of text (normalized): the model lost its place and replayed earlier text (ko26 laid out with 1 s of room
-# tone, beam 5: a clip's last three sentences written a second time over the 0.3 s after them, at log-probability
-# -0.51). A person repeating a word or a greeting ("네.", "여보세요?") stays under it; a replayed sentence is over it.
+# A replay: a run of consecutive segments that only says again what the clip said before it, at least
+# REPLAY_MIN_CHARS characters of text (normalized), written faster than REPLAY_CHARS_PER_S over the clip's audio. The
+# model lost its place and wrote earlier text again over audio that cannot hold it (ko26 laid out with 1 s of room
+# tone, beam 5: a clip's last three sentences, 30 characters, again over the 0.3 s of the clip after them, at
+# log-probability -0.51). A person repeating a greeting ("여보세요?") stays under the length, and speech said again
+# at a speaking pace (a hold message, a recording played twice in one chunk) under the rate: Korean and Japanese
+# speech is 5-10 characters a second, English 10-20 letters.
 REPLAY_MIN_CHARS = 12
+REPLAY_CHARS_PER_S = 30.0
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
@@ -579,7 +583,7 @@ def _decode_once(
             ran_to_cap = cap is not None and sum(len(fw.tokens) for fw in segs) >= cap  # all its tokens
             segs = [] if ran_to_cap else [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
-            kept = _before_loop(segs)  # the speech after a kept part is decoded on in the next round
+            kept = _before_loop(segs, b)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // BATCH_SIZE * BATCH_SIZE : (i // BATCH_SIZE + 1) * BATCH_SIZE]
             segs = (
                 [_shift(fw, -a) for fw in kept]
@@ -640,14 +644,15 @@ def _suspect(segments: list[FwSegment], start_s: float, end_s: float) -> bool:
         return end_s - start_s >= MISSING_S
     return (
         any(fw.compression_ratio > MAX_COMPRESSION or fw.avg_logprob < MIN_LOGPROB for fw in texts)
-        or _replay_start(texts) is not None
+        or _replay_start(texts, end_s) is not None
     )
 
 
-def _replay_start(segments: list[FwSegment]) -> int | None:
-    """The index of the first segment of a replay: a run of consecutive segments each of whose text (normalized)
-    is already in the text before the run, REPLAY_MIN_CHARS or more in all; None when there is none. Each segment
-    alone may be short ("와 진짜 용라운" again, then the next two sentences again as one segment)."""
+def _replay_start(segments: list[FwSegment], end_s: float) -> int | None:
+    """The index of the first segment of a replay (REPLAY_*): a run of consecutive segments each of whose text
+    (normalized) is already in the text before the run, REPLAY_MIN_CHARS or more in all, over less of the clip's
+    audio (up to `end_s`) than REPLAY_CHARS_PER_S allows; None when there is none. Each segment alone may be short
+    ("와 진짜 용라운" again, then the next two sentences again as one segment)."""
     said = [hallucination.normalize(fw.text) for fw in segments]
     k = 0
     while k < len(said):
@@ -655,23 +660,27 @@ def _replay_start(segments: list[FwSegment]) -> int | None:
         end = k
         while end < len(said) and said[end] and said[end] in before:
             end += 1
-        if sum(len(t) for t in said[k:end]) >= REPLAY_MIN_CHARS:
-            return k
+        chars = sum(len(t) for t in said[k:end])
+        if chars >= REPLAY_MIN_CHARS:
+            span = min(segments[end - 1].end, end_s) - segments[k].start
+            if chars > REPLAY_CHARS_PER_S * max(span, 0.0):
+                return k
         k = max(end, k + 1)
     return None
 
 
-def _before_loop(segments: list[FwSegment]) -> list[FwSegment]:
+def _before_loop(segments: list[FwSegment], end_s: float) -> list[FwSegment]:
     """The segments of a confident pass before the one where a repetition loop starts (a segment over
     MAX_COMPRESSION, one that says again what an earlier one said, or the first of a replay: _replay_start); none
-    when the pass is not confident or the loop starts at once. A loop is how greedy and beam decoding end a clip they lost their place in: what came before
-    it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it (ko26 laid out
-    with 2 s gaps, beam 1: "...동화책도 읽어 주고 그래요. 그는 이리저리 피하면서..." then the second sentence again
-    and again; the re-decode wrote the second sentence alone; docs/performance.md, "A loop cut where it starts")."""
+    when the pass is not confident or the loop starts at once. `end_s`: the clip's end. A loop is how greedy and
+    beam decoding end a clip they lost their place in: what came before it was decoded like any clip's text, and the
+    sequential re-decode of the whole clip can lose it (ko26 laid out with 2 s gaps, beam 1: "...동화책도 읽어 주고
+    그래요. 그는 이리저리 피하면서..." then the second sentence again and again; the re-decode wrote the second
+    sentence alone; docs/performance.md, "A loop cut where it starts")."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts or any(fw.avg_logprob < MIN_LOGPROB for fw in texts):
         return []
-    replay = _replay_start(texts)
+    replay = _replay_start(texts, end_s)
     replayed = texts[replay] if replay is not None else None
     seen: set[str] = set()
     for k, fw in enumerate(segments):

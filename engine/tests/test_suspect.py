@@ -99,18 +99,18 @@ def test_a_confident_pass_is_kept_up_to_where_its_loop_starts() -> None:
     first, second = "저는 어린이 장애 환자들을 맡았는데요.", "그는 이리저리 피하면서 길 한 옆으로 걸어갔다."
     segs = [_seg(0.0, 7.0, first), _seg(7.0, 10.0, second), _seg(10.0, 19.0, " " + second)]
     segs += [_seg(19.0, 29.0, (second + " ") * 4, compression_ratio=2.6)]
-    assert [fw.text for fw in transcriber._before_loop(segs)] == [first, second]
+    assert [fw.text for fw in transcriber._before_loop(segs, 29.0)] == [first, second]
     # A loop within a segment (over MAX_COMPRESSION) ends what is kept there too.
-    kept = transcriber._before_loop([_seg(0.0, 5.0, first), segs[-1]])
+    kept = transcriber._before_loop([_seg(0.0, 5.0, first), segs[-1]], 29.0)
     assert [fw.text for fw in kept] == [first]
 
 
 def test_a_pass_that_loops_at_once_or_is_unsure_is_decoded_again() -> None:
     loop = _seg(0.0, 29.0, "아, " * 40, compression_ratio=9.0)
-    assert transcriber._before_loop([loop, _seg(29.0, 30.0, "네.")]) == []
+    assert transcriber._before_loop([loop, _seg(29.0, 30.0, "네.")], 30.0) == []
     unsure = [_seg(0.0, 7.0, "그 다음엔", avg_logprob=-2.1), _seg(7.0, 9.0, "그 다음엔", avg_logprob=-2.1)]
-    assert transcriber._before_loop(unsure) == []  # low confidence: nothing of it is trusted
-    assert transcriber._before_loop([]) == []
+    assert transcriber._before_loop(unsure, 9.0) == []  # low confidence: nothing of it is trusted
+    assert transcriber._before_loop([], 0.0) == []
 
 
 def test_a_replay_of_earlier_sentences_is_suspect_and_cut_where_it_starts() -> None:
@@ -119,16 +119,21 @@ def test_a_replay_of_earlier_sentences_is_suspect_and_cut_where_it_starts() -> N
     said = [
         _seg(0.0, 2.0, "와 진짜 용라운"),
         _seg(2.0, 3.5, "난 집에서 봤는데"),
-        _seg(3.5, 6.0, "극장 가서 본 사람들은"),
+        _seg(3.5, 5.7, "극장 가서 본 사람들은"),
     ]
-    replay = [_seg(6.0, 7.5, "와 진짜 용라운"), _seg(7.5, 7.9, "난 집에서 봤는데 극장 가서 본 사람들은")]
-    assert transcriber._suspect(said + replay, 0.0, 8.0)
-    assert transcriber._before_loop(said + replay) == said
-    assert transcriber._replay_start(said + replay[1:]) == 3  # one segment that replays two is enough
+    replay = [_seg(5.7, 7.4, "와 진짜 용라운"), _seg(7.4, 7.8, "난 집에서 봤는데 극장 가서 본 사람들은")]
+    assert transcriber._suspect(said + replay, 0.0, 6.0)
+    assert transcriber._before_loop(said + replay, 6.0) == said
+    assert transcriber._replay_start(said + replay[1:], 6.0) == 3  # one segment that replays two is enough
 
 
-def test_a_short_repeat_is_not_a_replay() -> None:
+def test_a_short_repeat_or_one_said_at_a_speaking_pace_is_not_a_replay() -> None:
     # People say the same short thing twice: a greeting, a yes. That is not a decoding fault.
     segs = [_seg(0.0, 1.0, "여보세요?"), _seg(1.0, 2.0, "여보세요?"), _seg(2.0, 3.0, "네."), _seg(3.0, 4.0, "네.")]
     assert not transcriber._suspect(segs, 0.0, 4.0)
-    assert transcriber._replay_start(segs) is None
+    assert transcriber._replay_start(segs, 4.0) is None
+    # A hold message, or a recording played again within one chunk: the same sentence over as much audio again.
+    hold = "고객님의 전화를 연결 중입니다. 잠시만 기다려 주십시오."
+    segs = [_seg(0.0, 4.0, hold), _seg(10.0, 14.0, hold)]
+    assert transcriber._replay_start(segs, 14.5) is None
+    assert not transcriber._suspect(segs, 0.0, 14.5)
