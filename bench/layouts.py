@@ -91,7 +91,7 @@ def main() -> int:
                         else rtf.run_sequential(config(beam), samples, language)
                     )
                     cpu[key] += time.process_time() - c0
-                    cers[key].append(rtf.cer(text, ref))
+                    cers[key].append(rtf.cer(text, ref, language))
                     report.setdefault(name, {}).setdefault(f"{system}-b{beam}", []).append(
                         {"gap_s": gap_s, "fill": fill, "cer": cers[key][-1], "text": text}
                     )

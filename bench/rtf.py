@@ -4,6 +4,7 @@
 Two inputs are built from the shared test audio (../shared/testdata), in memory:
     ko   the 26 Korean clips of ko/ end to end, 1 s of silence between them (about 2.5 min)
     en   the two 60 s earnings-call clips of en/ end to end (about 2 min)
+    ja   the 15 Japanese clips of ja/ end to end (about 2.5 min; not in the default --inputs)
 and each is transcribed by
     sori        sori_engine.transcriber.transcribe, the worker's call: streaming decode, windowed Silero VAD,
                 chunks of <= 30 s of speech decoded in batches (BatchedInferencePipeline), continued from where a
@@ -13,7 +14,8 @@ and each is transcribed by
 with the same WhisperModel instance (int8 on CPU unless --compute-type says otherwise).
 
 Printed per input and system: audio seconds, wall seconds, RTF (wall / audio), normalized CER (NFKC, lower case,
-whitespace, punctuation and symbols removed; corpus edit distance / reference length), and the ratio
+"%" read as its word, whitespace, punctuation and symbols removed; corpus edit distance / reference length; "(old)":
+the same with "%" dropped, the form of figures before 2026-11-27), and the ratio
 RTF(sori) / RTF(sequential), and the same for process CPU time (all threads), which a busy machine distorts less
 than wall time. Model loading and one warm-up call are not timed. Each measurement is the best of
 --repeat runs, interleaved, since other work on the machine only ever makes a run slower.
@@ -53,8 +55,15 @@ TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testda
 SR = audio_io.SAMPLE_RATE
 
 
-def norm_chars(text: str) -> list[str]:
+# Signs a speaker says as a word: the model writes either ("14%" or "14 percent"), as the references do, and the
+# normal form reads them alike (bench/cer.ts verbalizes them too) rather than count the word as edits.
+SPOKEN_SIGNS = {"en": {"%": " percent "}, "ko": {"%": "퍼센트"}, "ja": {"%": "パーセント"}}
+
+
+def norm_chars(text: str, lang: str | None = None) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower()
+    for sign, word in SPOKEN_SIGNS.get(lang or "", {}).items():
+        text = text.replace(sign, word)
     return [c for c in text if unicodedata.category(c)[0] not in "ZPS"]
 
 
@@ -68,9 +77,11 @@ def edit_distance(a: list[str], b: list[str]) -> int:
     return prev[len(b)]
 
 
-def cer(hyp: str, ref: str) -> float:
-    r = norm_chars(ref)
-    return edit_distance(norm_chars(hyp), r) / max(1, len(r))
+def cer(hyp: str, ref: str, lang: str | None = None) -> float:
+    """Normalized CER; with `lang`, its SPOKEN_SIGNS read as words (without: signs dropped, the form before
+    2026-11-27, printed beside it for comparison with older figures)."""
+    r = norm_chars(ref, lang)
+    return edit_distance(norm_chars(hyp, lang), r) / max(1, len(r))
 
 
 def manifest() -> dict[str, tuple[str, str]]:
@@ -83,8 +94,8 @@ def build_input(
 ) -> tuple[str, np.ndarray, str]:
     """(language, 16 kHz float32 audio, reference text) of one bench input: its clips with `gap_s` seconds of
     `fill` after each, digital silence ("zeros") or room tone ("tone": -50 dBFS noise, seeded; bench/layouts.py)."""
-    if name == "ko":
-        files = sorted(f for f in refs if f.startswith("ko/"))
+    if name in ("ko", "ja"):
+        files = sorted(f for f in refs if f.startswith(f"{name}/"))
     elif name == "en":
         files = sorted(f for f in refs if f.startswith("en/earnings22"))
     else:
@@ -152,7 +163,7 @@ def main() -> int:
     models.get_model(config(1))  # load once (beam size is not part of the cache key), untimed
     print(f"model {args.model} {args.compute_type}; sori chunks {args.chunk_s:g} s, batch {args.batch_size}; "
           f"cpu_threads {args.cpu_threads}; cpus {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'input':6} {'system':14} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'CPU s':>8} {'CPU RTF':>8}")
+    print(f"{'input':6} {'system':14} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'(old)':>6} {'CPU s':>8} {'CPU RTF':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.inputs.split(","):
             language, samples, ref = build_input(name, refs)
@@ -183,7 +194,7 @@ def main() -> int:
                 label = f"{key[0]} b{key[1]}"
                 print(
                     f"{name:6} {label:14} {audio_s:8.1f} {wall[key]:8.1f} {wall[key] / audio_s:7.3f} "
-                    f"{cer(text[key], ref):6.3f} {cpu[key]:8.1f} {cpu[key] / audio_s:8.3f}"
+                    f"{cer(text[key], ref, language):6.3f} {cer(text[key], ref):6.3f} {cpu[key]:8.1f} {cpu[key] / audio_s:8.3f}"
                 )
             for s_key in [k for k in systems if k[0] == "sori"]:
                 for q_key in [k for k in systems if k[0] == "sequential"]:

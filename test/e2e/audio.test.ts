@@ -11,9 +11,13 @@ import { assertResembles, normalizedCer, REFERENCES } from "../helpers/cer.js";
 import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
 
 const PYTHON = path.join(ROOT, ".venv", "bin", "python");
-// Lossless formats must give the wav's transcript exactly (same samples after resampling, same VAD, same model);
-// lossy codecs (mp3, AAC, AMR) and 8 kHz/8-bit audio change the samples, so whisper-base may pick another
-// spelling for a syllable or two: normalized CER against the wav's transcript at most this.
+// A file holding the wav's own samples (16 kHz, 16-bit, mono) must give its transcript exactly: same samples, same
+// VAD, same model. The other lossless formats are resampled (by the fixture, and back to 16 kHz by the engine), so
+// their samples differ in the last bits, and on some CPUs the int8 model then spells a syllable otherwise (그는 for
+// 끊은 on an AVX2-only AMD host: CER 0.105): normalized CER against the wav's transcript at most LOSSLESS_CER_MAX.
+// Lossy codecs (mp3, AAC, AMR) and 8 kHz/8-bit audio change the samples more: a syllable or two, LOSSY_CER_MAX.
+const SAME_SAMPLES = "wav_s16_16k_mono.wav";
+const LOSSLESS_CER_MAX = 0.15;
 const LOSSY_CER_MAX = 0.25;
 const LOSSLESS = [
   "wav_s16_16k_mono.wav",
@@ -95,8 +99,9 @@ describe("audio front end, end to end", () => {
       assert.equal(body.status, "completed", `${f}: ${JSON.stringify(body)}`);
       const cer = normalizedCer(text(body), reference);
       t.diagnostic(`${f}: CER vs wav ${cer.toFixed(3)}: ${text(body)}`);
-      if (LOSSLESS.includes(f)) assert.equal(text(body), reference, f);
-      else assert.ok(cer <= LOSSY_CER_MAX, `${f}: CER ${cer.toFixed(3)} > ${LOSSY_CER_MAX}: ${text(body)}`);
+      if (f === SAME_SAMPLES) assert.equal(text(body), reference, f);
+      const max = LOSSLESS.includes(f) ? LOSSLESS_CER_MAX : LOSSY_CER_MAX;
+      assert.ok(cer <= max, `${f}: CER ${cer.toFixed(3)} > ${max}: ${text(body)}`);
     }
   });
 
