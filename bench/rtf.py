@@ -163,7 +163,8 @@ def main() -> int:
     models.get_model(config(1))  # load once (beam size is not part of the cache key), untimed
     print(f"model {args.model} {args.compute_type}; sori chunks {args.chunk_s:g} s, batch {args.batch_size}; "
           f"cpu_threads {args.cpu_threads}; cpus {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'input':6} {'system':14} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'(old)':>6} {'CPU s':>8} {'CPU RTF':>8}")
+    print(f"{'input':6} {'system':14} {'audio s':>8} {'wall s':>8} {'RTF':>7} {'CER':>6} {'(old)':>6} "
+          f"{'CPU s':>8} {'CPU RTF':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.inputs.split(","):
             language, samples, ref = build_input(name, refs)
@@ -194,7 +195,8 @@ def main() -> int:
                 label = f"{key[0]} b{key[1]}"
                 print(
                     f"{name:6} {label:14} {audio_s:8.1f} {wall[key]:8.1f} {wall[key] / audio_s:7.3f} "
-                    f"{cer(text[key], ref, language):6.3f} {cer(text[key], ref):6.3f} {cpu[key]:8.1f} {cpu[key] / audio_s:8.3f}"
+                    f"{cer(text[key], ref, language):6.3f} {cer(text[key], ref):6.3f} "
+                    f"{cpu[key]:8.1f} {cpu[key] / audio_s:8.3f}"
                 )
             for s_key in [k for k in systems if k[0] == "sori"]:
                 for q_key in [k for k in systems if k[0] == "sequential"]:

@@ -20,7 +20,7 @@ const SAME_SAMPLES = "wav_s16_16k_mono.wav";
 const LOSSLESS_CER_MAX = 0.15;
 const LOSSY_CER_MAX = 0.25;
 const LOSSLESS = [
-  "wav_s16_16k_mono.wav",
+  SAME_SAMPLES,
   "wav_s24_44k1_stereo.wav",
   "wav_s32_48k_mono.wav",
   "wav_f32_22050_stereo.wav",
