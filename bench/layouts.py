@@ -21,7 +21,6 @@ process's over all layouts, for each system.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import tempfile
@@ -59,10 +58,7 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="write every layout's texts and CERs here")
     args = ap.parse_args()
     for assignment in args.set:
-        name, value = assignment.split("=", 1)
-        module_name, attr = name.rsplit(".", 1)
-        target = importlib.import_module(f"sori_engine.{module_name}")
-        setattr(target, attr, type(getattr(target, attr))(value))
+        rtf.set_constant(assignment)
     beams = [int(b) for b in args.beam.split(",")]
     systems = [("sori", b) for b in beams] + ([("plain", b) for b in beams] if args.plain else [])
     layouts = [(float(g), f) for f in args.fills.split(",") for g in args.gaps.split(",")]

@@ -361,7 +361,8 @@ def main() -> None:
         target = importlib.import_module(f"sori_engine.{module}")
         if not hasattr(target, attr):
             raise SystemExit(f"sori_engine.{module} has no {attr}")
-        setattr(target, attr, type(getattr(target, attr))(value))
+        kind = type(getattr(target, attr))
+        setattr(target, attr, value.lower() in ("1", "true") if kind is bool else kind(value))
 
     rows = manifest(args.langs.split(","), args.max_files, args.max_s)
     if args.files:

@@ -109,6 +109,16 @@ def build_input(
     return refs[files[0]][0], np.concatenate(parts), " ".join(refs[f][1] for f in files)
 
 
+def set_constant(assignment: str) -> None:
+    """--set MODULE.NAME=VALUE: an engine constant overridden, VALUE read as the constant's type (a bool from
+    0/1/false/true)."""
+    name, value = assignment.split("=", 1)
+    module_name, attr = name.rsplit(".", 1)
+    target = importlib.import_module(f"sori_engine.{module_name}")
+    kind = type(getattr(target, attr))
+    setattr(target, attr, value.lower() in ("1", "true") if kind is bool else kind(value))
+
+
 def write_wav(path: Path, samples: np.ndarray) -> None:
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
@@ -145,10 +155,7 @@ def main() -> int:
     args = ap.parse_args()
     transcriber.BATCH_SIZE = args.batch_size
     for assignment in args.set:
-        name, value = assignment.split("=", 1)
-        module_name, attr = name.rsplit(".", 1)
-        target = importlib.import_module(f"sori_engine.{module_name}")
-        setattr(target, attr, type(getattr(target, attr))(value))
+        set_constant(assignment)
     transcriber.CHUNK_SPEECH_S = args.chunk_s
     transcriber.SPEECH_S = args.speech_s
     seq_beams = [int(b) for b in args.beam.split(",")]

@@ -9,6 +9,8 @@ with this one, carry the change over, then move FASTER_WHISPER_VERSION and engin
 from __future__ import annotations
 
 import math
+import weakref
+from collections import OrderedDict
 
 import ctranslate2
 import faster_whisper
@@ -23,6 +25,9 @@ FASTER_WHISPER_VERSION = "1.2.1"
 # Audio after a batch's longest clip that the encoder still sees (docs/performance.md, "Encoder sized to the clip").
 ENCODER_MARGIN_S = 1.0
 ENCODER_MIN_S = 10.0  # the least audio the encoder sees: shorter clips lost characters (docs/performance.md)
+# On CPU each clip of a batch is encoded in its own window and the rest of the batch's window is filled with the
+# encoder output of silence (`encode_own_windows`; docs/performance.md, "Each clip in its own window").
+OWN_WINDOWS = True
 
 if faster_whisper.__version__ != FASTER_WHISPER_VERSION:
     raise ImportError(
@@ -47,9 +52,11 @@ class KeepTailPipeline(BatchedInferencePipeline):
     cross-attention shrinks with it. Each clip's frames after its audio are the log-mel of silence (what Whisper's
     own padding of the audio gives): in a short window, zero features cost accuracy (ko CER 0.201 against 0.157 with
     silence, docs/streaming.md).
-    forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes.
+    forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes, and it tells the encoder each clip's
+    own window (OWN_WINDOWS).
 
-    On CPU the encoder runs one clip at a time (`encode_clip_by_clip`); the beam search still decodes the batch."""
+    On CPU the encoder runs one clip at a time, each in its own window (`encode_own_windows`); the beam search still
+    decodes the batch."""
 
     def __init__(self, model: WhisperModel, window_frames: int | None = None) -> None:
         super().__init__(ClipByClipEncoder(model))
@@ -60,7 +67,12 @@ class KeepTailPipeline(BatchedInferencePipeline):
             [m["duration"] for m in chunks_metadata], features.shape[-1], self.model
         )
         features = _silence_padded(features, chunks_metadata, frames, self.model.frames_per_second)
-        encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
+        if OWN_WINDOWS and self.window_frames is None:  # a streaming utterance keeps its fixed window
+            self.model.own_frames = [encoder_frames([m["duration"]], frames, self.model) for m in chunks_metadata]
+        try:  # generate_segment_batched calls self.model.encode(features): ClipByClipEncoder.encode
+            encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
+        finally:
+            self.model.own_frames = None
         segmented_outputs = []
         segment_sizes = []
         for chunk_metadata, output in zip(chunks_metadata, outputs, strict=False):
@@ -99,15 +111,19 @@ class KeepTailPipeline(BatchedInferencePipeline):
 
 
 class ClipByClipEncoder:
-    """A WhisperModel whose encode() is `encode_clip_by_clip`; everything else is the model's."""
+    """A WhisperModel whose encode() is `encode_own_windows` while `own_frames` is set (KeepTailPipeline.forward sets
+    it for one batch), else `encode_clip_by_clip`; everything else is the model's. One per pipeline, so per call."""
 
     def __init__(self, model: WhisperModel) -> None:
         self._model = model
+        self.own_frames: list[int] | None = None
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         return getattr(self._model, name)
 
     def encode(self, features: np.ndarray) -> ctranslate2.StorageView:
+        if self.own_frames is not None:
+            return encode_own_windows(self._model, features, self.own_frames)
         return encode_clip_by_clip(self._model, features)
 
 
@@ -121,6 +137,52 @@ def encode_clip_by_clip(model: WhisperModel, features: np.ndarray) -> ctranslate
         return model.encode(features)
     outputs = [np.asarray(model.encode(features[i : i + 1])) for i in range(features.shape[0])]
     return ctranslate2.StorageView.from_array(np.concatenate(outputs))  # a new, contiguous array
+
+
+def encode_own_windows(model: WhisperModel, features: np.ndarray, own_frames: list[int]) -> ctranslate2.StorageView:
+    """The encoder output of a batch (batch, mels, frames) in which clip i is encoded in its own window of
+    `own_frames[i]` frames (its audio and margin, `encoder_frames`), and its output after that is the encoder output
+    of silence at the same positions (`silence_output`), so that the batch still decodes together. On CPU the
+    encoder's cost grows faster than its window (0.07 CPU s for 10 s, 0.18 for 20 s, 0.54 for 30 s on a 2-core AMD
+    EPYC): a 10 s chunk batched with a 30 s one was encoded as 30 s. The decoder's cross-attention reads the filler
+    as the padding it is (layouts' CER: docs/performance.md, "Each clip in its own window"). On GPU, or with every
+    clip as long as the window, this is `encode_clip_by_clip`."""
+    frames = features.shape[-1]
+    if model.model.device != "cpu" or features.ndim == 2 or all(n >= frames for n in own_frames):
+        return encode_clip_by_clip(model, features)
+    outputs = []
+    for i in range(features.shape[0]):
+        n = min(own_frames[i], frames)
+        out = np.asarray(model.encode(features[i : i + 1, :, :n]))
+        if n < frames:  # _silence_padded set the frames after the clip's audio to its log-mel of silence
+            filler = silence_output(model, features.shape[1], float(features[i, 0, frames - 1]))
+            out = np.concatenate([out, filler[:, out.shape[1] : frames // 2]], axis=1)
+        outputs.append(out)
+    return ctranslate2.StorageView.from_array(np.concatenate(outputs))
+
+
+SILENCE_STEP = 0.1  # the level's rounding: each level costs one encoder pass over a whole window
+SILENCE_LEVELS = 8  # levels kept per model, the most recently used (whisper-base: 3 MB each, large-v3: 7.7 MB)
+_silence_outputs: weakref.WeakKeyDictionary[WhisperModel, OrderedDict[tuple[int, float], np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def silence_output(model: WhisperModel, mels: int, level: float) -> np.ndarray:
+    """The encoder output (1, window / 2, d_model) of a whole window of constant features at `level` (a clip's
+    log-mel of silence, _silence_padded), rounded to SILENCE_STEP. Few levels occur (the floor is the clip's
+    loudest feature less 2: -1.0 to -0.5 for speech at usual levels), so each is computed once and kept."""
+    level = round(level / SILENCE_STEP) * SILENCE_STEP
+    cache = _silence_outputs.setdefault(model, OrderedDict())
+    key = (mels, level)
+    if key in cache:
+        cache.move_to_end(key)
+    else:
+        window = np.full((1, mels, model.feature_extractor.nb_max_frames), level, dtype=np.float32)
+        cache[key] = np.asarray(model.encode(window))
+        while len(cache) > SILENCE_LEVELS:
+            cache.popitem(last=False)
+    return cache[key]
 
 
 def encoder_frames(durations_s: list[float], window_frames: int, model: WhisperModel) -> int:
