@@ -9,10 +9,9 @@ Each window's speech regions are merged into chunks of at most 30 s of speech (W
 the same for a full window as for 2 s of speech, so full chunks mean fewer encoder passes) and the chunks are
 decoded in batches with faster-whisper's BatchedInferencePipeline (one batched beam search for up to BATCH_SIZE
 chunks; on CPU each chunk's encoder pass runs alone, in a window of its own length, fw_batched.encode_own_windows). A
-batched pass has no
-seek loop, so two things WhisperModel.transcribe's loop does are done here: the unfinished last segment of a chunk
-is kept (fw_batched.KeepTailPipeline), and the speech after the point where a chunk's decoding stopped is decoded on
-in a further batched round (_decode_batched). Segment times are mapped back to file time with faster-whisper's own
+batched pass has no seek loop, so two things WhisperModel.transcribe's loop does are done here: the unfinished last
+segment of a chunk is kept (fw_batched.KeepTailPipeline), and the speech after the point where a chunk's decoding
+stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back to file time with faster-whisper's own
 `restore_speech_timestamps`, as `vad_filter=True` does. Figures: docs/audio.md, docs/performance.md.
 """
 
