@@ -11,8 +11,9 @@ decoded in batches with faster-whisper's BatchedInferencePipeline (one batched b
 chunks; on CPU each chunk's encoder pass runs alone, in a window of its own length, fw_batched.encode_own_windows). A
 batched pass has no seek loop, so two things WhisperModel.transcribe's loop does are done here: the unfinished last
 segment of a chunk is kept (fw_batched.KeepTailPipeline), and the speech after the point where a chunk's decoding
-stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back to file time with faster-whisper's own
-`restore_speech_timestamps`, as `vad_filter=True` does. Figures: docs/audio.md, docs/performance.md.
+stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back to file time with
+faster-whisper's own `restore_speech_timestamps`, as `vad_filter=True` does. Figures: docs/audio.md,
+docs/performance.md.
 """
 
 from __future__ import annotations
