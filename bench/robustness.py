@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib
 import json
 import re
 import subprocess
@@ -82,6 +81,8 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 from sori_engine import transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
+
+import rtf  # noqa: E402, I001  (--set's reading of engine constants; its engine import finds the one above loaded)
 
 # ------------------------------------------------------------------------------------------------ scoring
 def _keep(ch: str) -> bool:
@@ -356,13 +357,7 @@ def main() -> None:
     if args.compare:
         return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
     for assignment in args.set:
-        name, value = assignment.split("=", 1)
-        module, attr = name.rsplit(".", 1)
-        target = importlib.import_module(f"sori_engine.{module}")
-        if not hasattr(target, attr):
-            raise SystemExit(f"sori_engine.{module} has no {attr}")
-        kind = type(getattr(target, attr))
-        setattr(target, attr, value.lower() in ("1", "true") if kind is bool else kind(value))
+        rtf.set_constant(assignment)
 
     rows = manifest(args.langs.split(","), args.max_files, args.max_s)
     if args.files:

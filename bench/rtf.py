@@ -115,6 +115,8 @@ def set_constant(assignment: str) -> None:
     name, value = assignment.split("=", 1)
     module_name, attr = name.rsplit(".", 1)
     target = importlib.import_module(f"sori_engine.{module_name}")
+    if not hasattr(target, attr):
+        raise SystemExit(f"sori_engine.{module_name} has no {attr}")
     kind = type(getattr(target, attr))
     setattr(target, attr, value.lower() in ("1", "true") if kind is bool else kind(value))
 

@@ -26,7 +26,7 @@ FASTER_WHISPER_VERSION = "1.2.1"
 ENCODER_MARGIN_S = 1.0
 ENCODER_MIN_S = 10.0  # the least audio the encoder sees: shorter clips lost characters (docs/performance.md)
 # On CPU each clip of a batch is encoded in its own window and the rest of the batch's window is filled with the
-# encoder output of silence (`encode_own_windows`; docs/performance.md, "Each clip in its own window").
+# encoder output of silence (`encode_clip_by_clip`; docs/performance.md, "Each clip in its own window").
 OWN_WINDOWS = True
 
 if faster_whisper.__version__ != FASTER_WHISPER_VERSION:
@@ -55,7 +55,7 @@ class KeepTailPipeline(BatchedInferencePipeline):
     forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes, and it tells the encoder each clip's
     own window (OWN_WINDOWS).
 
-    On CPU the encoder runs one clip at a time, each in its own window (`encode_own_windows`); the beam search still
+    On CPU the encoder runs one clip at a time, each in its own window (`encode_clip_by_clip`); the beam search still
     decodes the batch."""
 
     def __init__(self, model: WhisperModel, window_frames: int | None = None) -> None:
@@ -111,8 +111,8 @@ class KeepTailPipeline(BatchedInferencePipeline):
 
 
 class ClipByClipEncoder:
-    """A WhisperModel whose encode() is `encode_own_windows` while `own_frames` is set (KeepTailPipeline.forward sets
-    it for one batch), else `encode_clip_by_clip`; everything else is the model's. One per pipeline, so per call."""
+    """A WhisperModel whose encode() is `encode_clip_by_clip`, with the clips' own windows while `own_frames` is set
+    (KeepTailPipeline.forward sets it for one batch); everything else is the model's. One per pipeline, so per call."""
 
     def __init__(self, model: WhisperModel) -> None:
         self._model = model
@@ -122,43 +122,36 @@ class ClipByClipEncoder:
         return getattr(self._model, name)
 
     def encode(self, features: np.ndarray) -> ctranslate2.StorageView:
-        if self.own_frames is not None:
-            return encode_own_windows(self._model, features, self.own_frames)
-        return encode_clip_by_clip(self._model, features)
+        return encode_clip_by_clip(self._model, features, self.own_frames)
 
 
-def encode_clip_by_clip(model: WhisperModel, features: np.ndarray) -> ctranslate2.StorageView:
+def encode_clip_by_clip(
+    model: WhisperModel, features: np.ndarray, own_frames: list[int] | None = None
+) -> ctranslate2.StorageView:
     """The encoder output of a batch of features (batch, mels, frames), the clips encoded one at a time on CPU.
     There CTranslate2's encoder costs more per clip in a batch than alone (whisper-base int8, 2-core AMD EPYC,
     CPU s per window alone against in a batch of 4: 0.54 / 0.67 for 30 s, 0.18 / 0.33 for 20 s, 0.12 / 0.22 for
     15 s; docs/performance.md), while the decoder gains from the batch: the decoder takes the stacked outputs, the
-    batched encoder's to float rounding. On GPU the batch is the gain, and it is encoded whole."""
+    batched encoder's to float rounding. On GPU the batch is the gain, and it is encoded whole.
+
+    With `own_frames`, clip i is encoded in its own window of `own_frames[i]` frames (its audio and margin,
+    `encoder_frames`) and its output after that is the encoder output of silence at the same positions
+    (`silence_output`), so that the batch still decodes together: the encoder's cost grows faster than its window
+    (0.07 CPU s for 10 s, 0.18 for 20 s, 0.54 for 30 s), and a 10 s chunk batched with a 30 s one was encoded as 30 s.
+    The decoder's cross-attention reads the filler as the padding it is (docs/performance.md, "Each clip in its own
+    window")."""
     if model.model.device != "cpu" or features.ndim == 2 or features.shape[0] == 1:
         return model.encode(features)
-    outputs = [np.asarray(model.encode(features[i : i + 1])) for i in range(features.shape[0])]
-    return ctranslate2.StorageView.from_array(np.concatenate(outputs))  # a new, contiguous array
-
-
-def encode_own_windows(model: WhisperModel, features: np.ndarray, own_frames: list[int]) -> ctranslate2.StorageView:
-    """The encoder output of a batch (batch, mels, frames) in which clip i is encoded in its own window of
-    `own_frames[i]` frames (its audio and margin, `encoder_frames`), and its output after that is the encoder output
-    of silence at the same positions (`silence_output`), so that the batch still decodes together. On CPU the
-    encoder's cost grows faster than its window (0.07 CPU s for 10 s, 0.18 for 20 s, 0.54 for 30 s on a 2-core AMD
-    EPYC): a 10 s chunk batched with a 30 s one was encoded as 30 s. The decoder's cross-attention reads the filler
-    as the padding it is (layouts' CER: docs/performance.md, "Each clip in its own window"). On GPU, or with every
-    clip as long as the window, this is `encode_clip_by_clip`."""
     frames = features.shape[-1]
-    if model.model.device != "cpu" or features.ndim == 2 or all(n >= frames for n in own_frames):
-        return encode_clip_by_clip(model, features)
     outputs = []
     for i in range(features.shape[0]):
-        n = min(own_frames[i], frames)
+        n = frames if own_frames is None else min(own_frames[i], frames)
         out = np.asarray(model.encode(features[i : i + 1, :, :n]))
         if n < frames:  # _silence_padded set the frames after the clip's audio to its log-mel of silence
             filler = silence_output(model, features.shape[1], float(features[i, 0, frames - 1]))
             out = np.concatenate([out, filler[:, out.shape[1] : frames // 2]], axis=1)
         outputs.append(out)
-    return ctranslate2.StorageView.from_array(np.concatenate(outputs))
+    return ctranslate2.StorageView.from_array(np.concatenate(outputs))  # a new, contiguous array
 
 
 SILENCE_STEP = 0.1  # the level's rounding: each level costs one encoder pass over a whole window

@@ -8,7 +8,7 @@ speech are in memory at once, so a 4-hour file costs what a 5-minute one does.
 Each window's speech regions are merged into chunks of at most 30 s of speech (Whisper's window: the encoder costs
 the same for a full window as for 2 s of speech, so full chunks mean fewer encoder passes) and the chunks are
 decoded in batches with faster-whisper's BatchedInferencePipeline (one batched beam search for up to BATCH_SIZE
-chunks; on CPU each chunk's encoder pass runs alone, in a window of its own length, fw_batched.encode_own_windows). A
+chunks; on CPU each chunk's encoder pass runs alone, in a window of its own length, fw_batched.encode_clip_by_clip). A
 batched pass has no seek loop, so two things WhisperModel.transcribe's loop does are done here: the unfinished last
 segment of a chunk is kept (fw_batched.KeepTailPipeline), and the speech after the point where a chunk's decoding
 stopped is decoded on in a further batched round (_decode_batched). Segment times are mapped back to file time with

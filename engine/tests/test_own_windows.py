@@ -1,4 +1,4 @@
-"""Each clip of a batch in its own encoder window (fw_batched.encode_own_windows, docs/performance.md).
+"""Each clip of a batch in its own encoder window (fw_batched.encode_clip_by_clip with own_frames, docs/performance.md).
 
 On CPU a short clip batched with a long one was encoded in the long one's window; now it is encoded in its own, and
 the batch's window is filled after it with the encoder output of silence, so the batch still decodes together.
@@ -44,7 +44,7 @@ def test_a_short_clip_is_encoded_in_its_own_window_then_silence(model_dir: Path,
     own = [fw_batched.encoder_frames([c.shape[0] / SR], 3000, model) for c in (jfk, call)]
     assert own == [1200, 3000]  # 11 s and the 1 s margin, in whole seconds; 29.5 s and the margin fill the window
 
-    out = np.asarray(fw_batched.encode_own_windows(model, feats, own))
+    out = np.asarray(fw_batched.encode_clip_by_clip(model, feats, own))
 
     assert out.shape == (2, 1500, 512)
     alone = np.asarray(model.encode(feats[:1, :, :1200]))
