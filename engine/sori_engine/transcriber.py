@@ -77,10 +77,11 @@ REST_TOKENS_MIN = 10
 # speech is 5-10 characters a second, English 10-20 letters.
 REPLAY_MIN_CHARS = 12
 REPLAY_CHARS_PER_S = 30.0
-# A chunk that goes on from the one before across a cut inside speech is decoded with that chunk's last
-# PROMPT_CHARS of text as its prompt, as the plain script's seek loop does (docs/performance.md, "The text before
-# across a cut"); False: every chunk without, as before.
-SEAM_PROMPT = True
+# True: a chunk that goes on from the one before across a cut inside speech is decoded with that chunk's last
+# PROMPT_CHARS of text as its prompt, as the plain script's seek loop does. Off: it helped English (0.068 -> 0.051)
+# but on ko laid out as one recording the prompted chunk left a sentence out and wrote the prompt's last one again
+# (12.4 -> 18.1 %; docs/performance.md, "The text before across a cut"). Kept for the benches' --set.
+SEAM_PROMPT = False
 PROMPT_CHARS = 200
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0

@@ -1,10 +1,11 @@
-"""The text before as the decoder's prompt across a cut inside speech (transcriber.SEAM_PROMPT).
+"""The text before as the decoder's prompt across a cut inside speech (transcriber.SEAM_PROMPT, off by default).
 
 sori's chunks are decoded without the previous text, which keeps a hallucination from spreading and keeps
 unrelated speech apart. A chunk that starts where the VAD cut a long region (its first region touches the last of
 the chunk before) is the same speech going on: it is decoded after that chunk with its text as the prompt, as the
-plain script's seek loop would (docs/performance.md, "The text before across a cut"). These tests watch the real
-decode calls (a spy that passes every call on to the real one) on a real call recording.
+plain script's seek loop would (docs/performance.md, "The text before across a cut": measured, off by default, as
+it cost ko laid out as one recording a sentence). These tests watch the real decode calls (a spy that passes every
+call on to the real one) on a real call recording.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str | None, bool]]:
         return real(model, audio, chunks, language, req, *rest)
 
     monkeypatch.setattr(transcriber, "_decode_once", spy)
+    monkeypatch.setattr(transcriber, "SEAM_PROMPT", True)
     return calls
 
 
@@ -73,7 +75,7 @@ def test_a_chunk_after_a_cut_inside_speech_is_decoded_after_it_with_its_text(
     assert starts == sorted(starts) and starts[-1] >= 29.0  # the second chunk's text in its own time
 
 
-def test_chunks_apart_are_decoded_together_without_a_prompt(
+def test_chunks_apart_or_with_the_switch_off_are_decoded_together_without_a_prompt(
     model_dir: Path, testdata: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     audio = audio_io.decode(str(testdata / CALL))
