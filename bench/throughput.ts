@@ -6,6 +6,7 @@
 // tree, engines included; the plain script's own process).
 //
 //   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain] [--texts FILE]
+//                                [--device cpu|cuda] [--compute-type TYPE]
 //
 // `--scale small` leaves the 1-hour recording out (15.6 min of audio instead of 75.6). Jobs use the settings a client
 // of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
@@ -13,7 +14,9 @@
 // registry's `cpu_threads`, through SORI_MODELS_FILE; 0 is CTranslate2's default), for the thread/worker table.
 // A second table gives each system's normalized CER per language on the files with a reference (all but the hour):
 // sori's text as a client reads it (the utterances' `msg`), the plain scripts' segments joined; `--texts FILE` writes
-// every system's text of every file, with the references, as JSON.
+// every system's text of every file, with the references, as JSON. `--device cuda` runs both systems' models on the
+// GPU (float16 unless `--compute-type` says otherwise): sori through a models file with the built-in entries moved
+// there, the plain script with the same device and type.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -41,8 +44,13 @@ const { values: args } = parseArgs({
     "cpu-threads": { type: "string", default: "0" },
     "no-plain": { type: "boolean", default: false },
     texts: { type: "string" },
+    device: { type: "string", default: "cpu" },
+    "compute-type": { type: "string" },
   },
 });
+if (args.device !== "cpu" && args.device !== "cuda") throw new Error("--device: cpu or cuda");
+const DEVICE = args.device;
+const COMPUTE_TYPE = args["compute-type"] ?? (DEVICE === "cuda" ? "float16" : undefined);
 
 const PY = path.join(ROOT, ".venv/bin/python");
 const PLAIN = path.join(ROOT, "bench/throughput_plain.py");
@@ -61,18 +69,21 @@ interface Row {
   texts: Record<string, string>;
 }
 
-/** A models file with the built-in entries at `threads` CTranslate2 threads (undefined: the built-in as it is). */
+/**
+ * A models file with the built-in entries at `threads` CTranslate2 threads and on --device / --compute-type
+ * (undefined: the built-in as it is).
+ */
 function modelsFile(dir: string, threads: number): string | undefined {
-  if (threads === 0) return undefined;
+  if (threads === 0 && DEVICE === "cpu" && COMPUTE_TYPE === undefined) return undefined;
   const builtIn = defaultRegistry(path.join(ROOT, "models"));
+  const moved = (m: typeof builtIn.sommers) => ({
+    ...m,
+    ...(threads ? { cpu_threads: threads } : {}),
+    device: DEVICE,
+    ...(COMPUTE_TYPE ? { compute_type: COMPUTE_TYPE } : {}),
+  });
   const file = path.join(dir, "models.json");
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      sommers: { ...builtIn.sommers, cpu_threads: threads },
-      whisper: { ...builtIn.whisper, cpu_threads: threads },
-    }),
-  );
+  fs.writeFileSync(file, JSON.stringify({ sommers: moved(builtIn.sommers), whisper: moved(builtIn.whisper) }));
   return file;
 }
 
@@ -112,7 +123,9 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
       }
     }
     return {
-      system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}${threads ? `, cpu_threads ${threads}` : ""}`,
+      system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}${threads ? `, cpu_threads ${threads}` : ""}${
+        DEVICE === "cuda" ? `, cuda ${COMPUTE_TYPE}` : ""
+      }`,
       audioS: mix.reduce((s, e) => s + e.seconds, 0),
       wallS: (Date.now() - w0) / 1000,
       cpuS: treeCpuS(pid) - cpu0,
@@ -125,9 +138,14 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
 }
 
 function throughPlain(mixDir: string, batched: boolean): Row {
-  const out = execFileSync(PY, [PLAIN, "run", path.join(mixDir, "mix.json"), ...(batched ? ["--batched"] : [])], {
-    encoding: "utf8",
-  });
+  const device = ["--device", DEVICE, ...(COMPUTE_TYPE ? ["--compute-type", COMPUTE_TYPE] : [])];
+  const out = execFileSync(
+    PY,
+    [PLAIN, "run", path.join(mixDir, "mix.json"), ...(batched ? ["--batched"] : []), ...device],
+    {
+      encoding: "utf8",
+    },
+  );
   const r = JSON.parse(out.trim().split("\n").at(-1)!) as {
     system: string;
     audio_s: number;
@@ -136,7 +154,7 @@ function throughPlain(mixDir: string, batched: boolean): Row {
     texts: Record<string, string>;
   };
   return {
-    system: r.system,
+    system: DEVICE === "cuda" ? `${r.system}, cuda ${COMPUTE_TYPE}` : r.system,
     audioS: r.audio_s,
     wallS: r.wall_s,
     cpuS: r.cpu_s,

@@ -5,8 +5,9 @@ compared with.
     .venv/bin/python bench/throughput_plain.py build OUT_DIR [--scale small|full]
         writes the mix's wav files (16 kHz mono) and OUT_DIR/mix.json: [{file, language, seconds, diarize,
         reference}] (reference: the shared transcripts of what the file holds; null for the 1-hour recording)
-    .venv/bin/python bench/throughput_plain.py run OUT_DIR/mix.json [--batched] [--beam 5]
-        what an engineer writes in ten lines: one WhisperModel (models/whisper-base, int8, CPU), each file
+    .venv/bin/python bench/throughput_plain.py run OUT_DIR/mix.json [--batched] [--beam 5] [--device cuda]
+        what an engineer writes in ten lines: one WhisperModel (models/whisper-base, int8, CPU; with --device cuda,
+        float16 on the GPU, or --compute-type), each file
         transcribed in turn with faster-whisper's defaults (beam 5, no VAD, condition_on_previous_text) or, with
         --batched, through BatchedInferencePipeline (its default VAD, batch size 8); prints one JSON line with the
         audio, wall and CPU seconds (model load not counted) and each file's text
@@ -129,11 +130,11 @@ def build(out: Path, scale: str) -> None:
     print(f"{len(entries)} files, {sum(e['seconds'] for e in entries) / 60:.1f} min of audio in {out}")
 
 
-def run(mix: Path, batched: bool, beam: int) -> None:
+def run(mix: Path, batched: bool, beam: int, device: str, compute_type: str) -> None:
     from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     entries = json.loads(mix.read_text())
-    model = WhisperModel(str(ROOT / "models" / "whisper-base"), device="cpu", compute_type="int8")
+    model = WhisperModel(str(ROOT / "models" / "whisper-base"), device=device, compute_type=compute_type)
     pipeline = BatchedInferencePipeline(model) if batched else None
     cpu0, wall0 = time.process_time(), time.perf_counter()
     texts: dict[str, str] = {}
@@ -168,11 +169,14 @@ def main() -> None:
     r.add_argument("mix", type=Path)
     r.add_argument("--batched", action="store_true")
     r.add_argument("--beam", type=int, default=5)
+    r.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    r.add_argument("--compute-type", help="CTranslate2 compute type (default: int8 on cpu, float16 on cuda)")
     args = ap.parse_args()
     if args.cmd == "build":
         build(args.out, args.scale)
     else:
-        run(args.mix, args.batched, args.beam)
+        compute_type = args.compute_type or ("float16" if args.device == "cuda" else "int8")
+        run(args.mix, args.batched, args.beam, args.device, compute_type)
 
 
 if __name__ == "__main__":

@@ -52,10 +52,24 @@ def _setup_logging() -> None:
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)
 
 
+# BLAS pools (NumPy's and SciPy's OpenBLAS, or MKL) start one thread per core, and their idle threads spin. The
+# engine's matrix work is small (the log-mel filters, diarization's clustering); CTranslate2 and ONNX Runtime keep
+# pools of their own. On a 16-core GPU host the spinning was half the engine's CPU: the throughput mix through
+# `sori serve` took 300 CPU s, 141 with one BLAS thread, the same text (docs/performance.md, "On a GPU"). Read when
+# each library loads, so set before any is imported; a value the operator set is kept.
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def limit_blas_threads() -> None:
+    for var in BLAS_THREAD_VARS:
+        os.environ.setdefault(var, "1")
+
+
 def main() -> int:
     # Model directories are always local; this makes huggingface_hub fail fast instead of reaching for the network
     # should anything ever ask it for a file.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    limit_blas_threads()
     protocol_out = _claim_stdout()
     _setup_logging()
     # Load faster-whisper, CTranslate2 and PyAV before announcing ready, so the first request is not slowed by them.

@@ -44,8 +44,17 @@ export function unthrottledApiEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.Process
   };
 }
 
+/**
+ * Node's arguments that run the sori CLI: from source through tsx, or SORI_CLI_JS where set (one bundled file, for a
+ * benchmark on a host that has Node but none of the dev dependencies: docs/performance.md, "On a GPU").
+ */
+function cliArgs(): string[] {
+  const bundle = process.env.SORI_CLI_JS;
+  return bundle ? [path.resolve(bundle)] : ["--import", "tsx", path.join(ROOT, "src/cli/main.ts")];
+}
+
 export function soriSync(args: string[], env: NodeJS.ProcessEnv): string {
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), ...args], {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
     env: { ...process.env, ...env },
     encoding: "utf8",
   });
@@ -72,7 +81,7 @@ export async function startSori(
   opts: { netns?: string } = {},
 ): Promise<SoriProcess> {
   const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
-  const argv = [process.execPath, "--import", "tsx", path.join(ROOT, "src/cli/main.ts"), command, ...args];
+  const argv = [process.execPath, ...cliArgs(), command, ...args];
   const [file, ...rest] = opts.netns ? ["ip", "netns", "exec", opts.netns, ...argv] : argv;
   const child = spawn(file!, rest, { env: fullEnv, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   const where = opts.netns ? ` in ${opts.netns}` : "";
