@@ -77,12 +77,6 @@ REST_TOKENS_MIN = 10
 # speech is 5-10 characters a second, English 10-20 letters.
 REPLAY_MIN_CHARS = 12
 REPLAY_CHARS_PER_S = 30.0
-# True: a chunk that goes on from the one before across a cut inside speech is decoded with that chunk's last
-# PROMPT_CHARS of text as its prompt, as the plain script's seek loop does. Off: it helped English (0.068 -> 0.051)
-# but on ko laid out as one recording the prompted chunk left a sentence out and wrote the prompt's last one again
-# (12.4 -> 18.1 %; docs/performance.md, "The text before across a cut"). Kept for the benches' --set.
-SEAM_PROMPT = False
-PROMPT_CHARS = 200
 MAX_ROUNDS = 2  # batched passes per set of chunks: the first and one continuation (a third mostly decoded <1 s rests)
 PROGRESS_INTERVAL_S = 1.0
 TOP_LANGUAGES = 5  # language_probs entries reported when no candidates restrict detection
@@ -514,11 +508,9 @@ def _decode_batched(
     out: list[FwSegment] = []
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
-        if round_ == 0:
-            decoded = _first_pass(model, audio, chunks, language, req, reached, window_frames)
-        else:
-            decoded = _decode_once(model, audio, chunks, language, req, reached, True, window_frames)
-        for chunk, segs in zip(chunks, decoded, strict=True):
+        for chunk, segs in zip(
+            chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0, window_frames), strict=True
+        ):
             out.extend(segs)
             ends = [fw.end for fw in segs if fw.text.strip()]
             if not ends:  # nothing recognizable in it: decoding it again would only repeat that
@@ -531,41 +523,6 @@ def _decode_batched(
         chunks = tails
     out.sort(key=lambda fw: fw.start)
     return out
-
-
-def _first_pass(
-    model: WhisperModel,
-    audio: np.ndarray,
-    chunks: list[list[Region]],
-    language: str,
-    req: TranscribeParams,
-    reached: Callable[[int], None],
-    window_frames: int | None,
-) -> list[list[FwSegment]]:
-    """The first round over `chunks`, batched, except that a chunk which goes on from the one before across a seam
-    inside speech (its first region touches that chunk's last: the VAD cut a long region there) is decoded after
-    it, alone, with its text as prompt (SEAM_PROMPT)."""
-    follows = [SEAM_PROMPT and k > 0 and chunks[k - 1][-1]["end"] >= c[0]["start"] for k, c in enumerate(chunks)]
-    heads = [c for c, f in zip(chunks, follows, strict=True) if not f]
-    decoded = iter(_decode_once(model, audio, heads, language, req, reached, False, window_frames) if heads else [])
-    out: list[list[FwSegment]] = []
-    for chunk, follow in zip(chunks, follows, strict=True):
-        if follow:
-            prompted = _prompted(req, _text_of(out[-1]))
-            out.append(_decode_once(model, audio, [chunk], language, prompted, reached, False, window_frames)[0])
-        else:
-            out.append(next(decoded))
-    return out
-
-
-def _text_of(segments: list[FwSegment]) -> str:
-    return " ".join(fw.text.strip() for fw in segments if not _hallucinated(fw))
-
-
-def _prompted(req: TranscribeParams, text: str) -> TranscribeParams:
-    """`req` with the last PROMPT_CHARS of `text` (what was said before) after the client's initial prompt."""
-    prompt = " ".join(p for p in (req.initial_prompt, text[-PROMPT_CHARS:]) if p)
-    return replace(req, initial_prompt=prompt or None)
 
 
 def _holds_a_word(audio: np.ndarray, rest: list[Region]) -> bool:
