@@ -344,6 +344,7 @@ class _Decoder:
             self.head = window.audio[: int(CHUNK_S * SR)].copy()
         self.total_samples = window.offset + window.audio.shape[0]
         chunks = _group(window.regions, int(CHUNK_SPEECH_S * SR))
+        speech_map = hallucination.SpeechMap(window.probs)  # window time, as the decoded segments
         by_language: dict[str, list[list[Region]]] = {}
         for chunk in chunks:
             by_language.setdefault(self._language_of(window.audio, chunk), []).append(chunk)
@@ -353,7 +354,7 @@ class _Decoder:
 
         for language, lang_chunks in by_language.items():
             for fw in _decode_batched(
-                self.model, window.audio, lang_chunks, language, self.req, reached, self.window_frames
+                self.model, window.audio, lang_chunks, language, self.req, reached, self.window_frames, speech_map
             ):
                 segment = _to_segment(fw, language, self.req.word_timestamps, window.offset / SR)
                 if segment is not None:
@@ -496,6 +497,7 @@ def _decode_batched(
     req: TranscribeParams,
     reached: Callable[[int], None] = lambda _sample: None,
     window_frames: int | None = None,
+    speech_map: hallucination.SpeechMap | None = None,
 ) -> list[FwSegment]:
     """Decode `chunks` (lists of speech regions of `audio`, at most CHUNK_SPEECH_S of speech each); returns
     faster-whisper segments in window time.
@@ -509,7 +511,9 @@ def _decode_batched(
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
         for chunk, segs in zip(
-            chunks, _decode_once(model, audio, chunks, language, req, reached, round_ > 0, window_frames), strict=True
+            chunks,
+            _decode_once(model, audio, chunks, language, req, reached, round_ > 0, window_frames, speech_map),
+            strict=True,
         ):
             out.extend(segs)
             ends = [fw.end for fw in segs if fw.text.strip()]
@@ -546,6 +550,7 @@ def _decode_once(
     reached: Callable[[int], None],
     rests: bool,
     window_frames: int | None = None,
+    speech_map: hallucination.SpeechMap | None = None,
 ) -> list[list[FwSegment]]:
     """One batched pass over `chunks`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in window time. A chunk whose result looks wrong (see _suspect) is decoded again alone
@@ -553,7 +558,9 @@ def _decode_once(
     `rests` (the speech after an early stop, often a second or two) that would cost a full window each, so only their
     repetition loops (and rests decoded to their token limit, _rest_tokens) are dropped.
     `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
-    decoded (for progress)."""
+    decoded (for progress). Segment times are kept inside their chunk's speech (_within); with `speech_map` (the
+    window's Silero probabilities), a segment timed past its chunk's end that owns too little speech is dropped
+    (_said_past_end)."""
     regions = [r for chunk in chunks for r in chunk]
     speech = _cut(audio, regions)
     clips: list[tuple[float, float]] = []
@@ -593,7 +600,17 @@ def _decode_once(
             )
         else:
             segs = [_shift(fw, -a) for fw in segs]
-        out.append(list(restore_speech_timestamps(segs, chunk, SR)))  # chunk time -> window time
+        overran = [fw.end > b - a for fw in segs]
+        segs = [_within(fw, b - a) for fw in segs]
+        mapped = list(restore_speech_timestamps(segs, chunk, SR))  # chunk time -> window time
+        if speech_map is not None:
+            ends = [fw.start for fw in mapped[:1]] + [fw.end for fw in mapped[:-1]]  # each one's predecessor's end
+            mapped = [
+                fw
+                for fw, past, since in zip(mapped, overran, ends, strict=True)
+                if not (past and _said_past_end(fw, min(since, fw.start), speech_map))
+            ]
+        out.append(mapped)
     return out
 
 
@@ -752,6 +769,33 @@ def _shift(fw: FwSegment, dt: float) -> FwSegment:
         w.start += dt
         w.end += dt
     return fw
+
+
+def _within(fw: FwSegment, length_s: float) -> FwSegment:
+    """A segment's times (chunk time) kept inside its chunk's speech. Whisper's last timestamp token can point past
+    the end of the audio it was given, into the padding of its window; mapped back to window time, such an end lay
+    in the silence the VAD cut out or on the next chunk's speech (up to 1.4 s on ko26: "엉무화의료" timed over the
+    next clip's "예, 호텔입니다", where the hallucination stage measured that clip's speech as its own)."""
+    fw.start = _clip(fw.start, 0.0, length_s)
+    fw.end = _clip(fw.end, fw.start, length_s)
+    for w in fw.words or ():
+        w.start = _clip(w.start, fw.start, fw.end)
+        w.end = _clip(w.end, w.start, fw.end)
+    return fw
+
+
+def _said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap) -> bool:
+    """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
+    text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
+    there is not a word's worth of speech frames (MIN_WORD_SPEECH_S, what a rest needs to be decoded on at all).
+    Rule 4 asks this only of unsure segments, but a batched chunk's segments share one avg_logprob, so an invented
+    last segment of a confident chunk passed it: ko26 laid out with 1 s of room tone, "...지키는 게 좋지요" then
+    "엉무화의료" over the 0.5 s of padding after it, 0.1 s of speech frames there, the hang-over of "좋지요"
+    (docs/performance.md). Counted from the segment before, as a word's worth, not less the hang-over (rule 4's
+    measure) nor per letter: a real "Thank you." said right after the sentence before it (the diarization clip of
+    multi/, without the VAD) is timed from that sentence's end, 0.2 s late, and has 0.32 s of speech frames there,
+    0.07 s less the hang-over, and its letters ask 0.24 s, which a timing 0.1 s later would not leave."""
+    return speech.seconds(since, fw.end) < hallucination.MIN_WORD_SPEECH_S
 
 
 def _to_segment(fw: FwSegment, language: str, with_words: bool, offset_s: float) -> Segment | None:

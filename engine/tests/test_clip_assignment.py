@@ -3,13 +3,15 @@
 The pipeline yields the segments of all clips of a pass in one stream; each carries `seek`, its clip's start in
 feature frames. Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
 model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
-regions, seconds away (bench/rtf.py's ko input). The first test stands in for faster-whisper's output (a last
-timestamp in the padding cannot be had from the model on demand): what it tests is sori's mapping of it. The second
-runs the real model.
+regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
+dropped when it owns too little speech to have said its text (transcriber._said_past_end). The tests with `fake`
+stand in for faster-whisper's output (a last timestamp in the padding cannot be had from the model on demand): what
+they test is sori's mapping of it. The other runs the real model.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,7 +22,7 @@ import transcripts
 from faster_whisper.transcribe import Segment as FwSegment
 
 from sori_engine import audio as audio_io
-from sori_engine import models, transcriber
+from sori_engine import hallucination, models, transcriber
 from sori_engine.protocol import ModelConfig, TranscribeParams
 
 SR = transcriber.SR
@@ -60,6 +62,43 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.Mo
     # In window time: clip 0's segments stay near 0-10 s, clip 1's start at 30 s.
     assert out[0][1].start == pytest.approx(9.0)
     assert out[1][0].start == pytest.approx(30.0)
+    # The segment past its clip ends where its clip's speech ends (10 s), not 2.5 s into the cut-out silence.
+    assert out[0][1].end == pytest.approx(10.0)
+    assert (out[1][0].start, out[1][0].end) == (pytest.approx(30.0), pytest.approx(35.0))
+
+
+def test_text_timed_past_its_clips_end_needs_speech_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One chunk of two regions (0-6 s and 20-24 s of the window: a 10 s clip); speech up to 23.5 s, then the VAD's
+    # padding. A last segment runs past the clip's end: a real sentence over the speech of 20-23.5 s, a word over
+    # the padding alone (as "엉무화의료" after "좋지요" on ko26 laid out with room tone), the same word where the
+    # speech map has speech under it, and a short reply timed late.
+    chunks = [[{"start": 0, "end": 6 * SR}, {"start": 20 * SR, "end": 24 * SR}]]
+    probs = np.zeros(round(40 / hallucination.FRAME_S), dtype=np.float32)
+    probs[: round(6 / hallucination.FRAME_S)] = 0.9
+    probs[round(20 / hallucination.FRAME_S) : round(23.5 / hallucination.FRAME_S)] = 0.9
+    speech = hallucination.SpeechMap(probs)
+    sentence = [segment(0, 0.0, 6.0, "앞 문장입니다."), segment(0, 6.0, 10.8, "마지막 문장은 끝까지 말했어요.")]
+    invented = [segment(0, 0.0, 9.4, "앞 문장입니다. 마지막 문장"), segment(0, 9.6, 11.2, "엉무화의료")]
+
+    out = _decode_once_on(monkeypatch, sentence, chunks, 40 * SR, speech)
+    assert [fw.text for fw in out[0]] == ["앞 문장입니다.", "마지막 문장은 끝까지 말했어요."]
+    assert out[0][1].end == pytest.approx(24.0)
+    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR, speech)
+    assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장"]
+    probs[round(23.6 / hallucination.FRAME_S) : round(24 / hallucination.FRAME_S)] = 0.9  # a word said, after all
+    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR, speech)
+    assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "엉무화의료"]
+    # A short last reply said after a pause and timed late: the speech it owns is counted from the end of the
+    # segment before it (22.5 s), as no other segment's.
+    probs[round(23.5 / hallucination.FRAME_S) :] = 0.0
+    probs[round(22.0 / hallucination.FRAME_S) : round(23.5 / hallucination.FRAME_S)] = 0.0
+    probs[round(22.7 / hallucination.FRAME_S) : round(23.0 / hallucination.FRAME_S)] = 0.9
+    reply = [segment(0, 0.0, 8.5, "앞 문장입니다. 마지막 문장"), segment(0, 9.7, 10.5, "네.")]
+    out = _decode_once_on(monkeypatch, reply, chunks, 40 * SR, speech)
+    assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "네."]
+    assert (out[0][1].start, out[0][1].end) == (pytest.approx(23.7), pytest.approx(24.0))
+    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR)  # no speech map: only the times are kept inside
+    assert [fw.end for fw in out[0]] == [pytest.approx(23.4), pytest.approx(24.0)]
 
 
 def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, model: dict[str, Any]) -> None:
@@ -86,9 +125,14 @@ def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, m
 
 
 def _decode_once_on(
-    monkeypatch: pytest.MonkeyPatch, fake: list[FwSegment], chunks: list[list[dict]], samples: int
+    monkeypatch: pytest.MonkeyPatch,
+    fake: list[FwSegment],
+    chunks: list[list[dict]],
+    samples: int,
+    speech: hallucination.SpeechMap | None = None,
 ) -> list[list[FwSegment]]:
-    """transcriber._decode_once with the pipeline's output stood in for by `fake`."""
+    """transcriber._decode_once with the pipeline's output stood in for by (fresh copies of) `fake`."""
+    fake = [replace(fw) for fw in fake]  # _decode_once moves and clips the segments it is given
 
     class Pipeline:
         def __init__(self, *_args: Any) -> None:
@@ -108,4 +152,6 @@ def _decode_once_on(
         req,
         lambda _s: None,
         False,
+        None,
+        speech,
     )
