@@ -559,8 +559,8 @@ def _decode_once(
     repetition loops (and rests decoded to their token limit, _rest_tokens) are dropped.
     `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
     decoded (for progress). Segment times are kept inside their chunk's speech (_within); with `speech_map` (the
-    window's Silero probabilities), a segment timed past its chunk's end that owns too little speech is dropped
-    (_said_past_end)."""
+    window's Silero probabilities), a segment timed past its chunk's end with no word's speech left for it is
+    dropped (_without_text_past_end)."""
     regions = [r for chunk in chunks for r in chunk]
     speech = _cut(audio, regions)
     clips: list[tuple[float, float]] = []
@@ -603,14 +603,7 @@ def _decode_once(
         overran = [fw.end > b - a for fw in segs]
         segs = [_within(fw, b - a) for fw in segs]
         mapped = list(restore_speech_timestamps(segs, chunk, SR))  # chunk time -> window time
-        if speech_map is not None:
-            ends = [fw.start for fw in mapped[:1]] + [fw.end for fw in mapped[:-1]]  # each one's predecessor's end
-            mapped = [
-                fw
-                for fw, past, since in zip(mapped, overran, ends, strict=True)
-                if not (past and _said_past_end(fw, min(since, fw.start), speech_map))
-            ]
-        out.append(mapped)
+        out.append(_without_text_past_end(mapped, overran, speech_map) if speech_map is not None else mapped)
     return out
 
 
@@ -782,6 +775,20 @@ def _within(fw: FwSegment, length_s: float) -> FwSegment:
         w.start = _clip(w.start, fw.start, fw.end)
         w.end = _clip(w.end, w.start, fw.end)
     return fw
+
+
+def _without_text_past_end(
+    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap
+) -> list[FwSegment]:
+    """One chunk's segments (window time, in order) less those that `overran` its end and _said_past_end, each
+    measured from the end of the segment before it (its own start for the first)."""
+    kept: list[FwSegment] = []
+    since = segments[0].start if segments else 0.0
+    for fw, past in zip(segments, overran, strict=True):
+        if not (past and _said_past_end(fw, min(since, fw.start), speech)):
+            kept.append(fw)
+        since = fw.end
+    return kept
 
 
 def _said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap) -> bool:

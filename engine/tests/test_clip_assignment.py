@@ -4,7 +4,7 @@ The pipeline yields the segments of all clips of a pass in one stream; each carr
 feature frames. Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
 model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
 regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
-dropped when it owns too little speech to have said its text (transcriber._said_past_end). The tests with `fake`
+dropped when less than a word's worth of speech follows the segment before it (transcriber._said_past_end). The tests with `fake`
 stand in for faster-whisper's output (a last timestamp in the padding cannot be had from the model on demand): what
 they test is sori's mapping of it. The other runs the real model.
 """
