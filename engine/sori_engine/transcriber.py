@@ -32,7 +32,7 @@ from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import restore_speech_timestamps
 
 from . import audio as audio_io
-from . import checkpoint, hallucination, models, phone, vad
+from . import checkpoint, hallucination, models, phone, rest_echo, vad
 from .fw_batched import KeepTailPipeline, encoder_frames, seek_of_clip
 from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult, Word, bad_request
 
@@ -508,23 +508,28 @@ def _decode_batched(
     tail stays a chunk of its own: packing the tails of different chunks into one clip would let a segment run
     from one tail into another, far away in time, which cannot be mapped back (measured: text out of order)."""
     out: list[FwSegment] = []
+    before: list[FwSegment | None] = [None] * len(chunks)  # a rest's text before it: its chunk's last segment
     for round_ in range(MAX_ROUNDS):
         tails: list[list[Region]] = []
-        for chunk, segs in zip(
+        lasts: list[FwSegment | None] = []
+        for chunk, last, segs in zip(
             chunks,
+            before,
             _decode_once(model, audio, chunks, language, req, reached, round_ > 0, window_frames, speech_map),
             strict=True,
         ):
+            segs = rest_echo.without_echo(segs, last) if last else segs
             out.extend(segs)
-            ends = [fw.end for fw in segs if fw.text.strip()]
-            if not ends:  # nothing recognizable in it: decoding it again would only repeat that
+            said = [fw for fw in segs if fw.text.strip()]
+            if not said:  # nothing recognizable in it: decoding it again would only repeat that
                 continue
-            rest = _after(chunk, int(max(ends) * SR))
+            rest = _after(chunk, int(max(fw.end for fw in said) * SR))
             if sum(r["end"] - r["start"] for r in rest) >= TAIL_S * SR and _holds_a_word(audio, rest):
                 tails.append(rest)
+                lasts.append(max(said, key=lambda fw: fw.end))
         if not tails or round_ + 1 == MAX_ROUNDS:
             break
-        chunks = tails
+        chunks, before = tails, lasts
     out.sort(key=lambda fw: fw.start)
     return out
 

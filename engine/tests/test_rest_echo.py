@@ -1,0 +1,86 @@
+"""A rest's first words that repeat the text before it are dropped (rest_echo.without_echo, transcriber._decode_batched).
+
+A rest is decoded from Whisper's last timestamp, which can fall inside the last word: the rest then wrote that word
+again ("...98 percent, or the" / "the past 12 months", bench/layouts.py's en input with 1 s of room tone). The
+decoded text is plain data here; a timestamp inside a word cannot be had from the model on demand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from faster_whisper.transcribe import Segment as FwSegment
+from faster_whisper.transcribe import Word as FwWord
+
+from sori_engine import transcriber
+from sori_engine.rest_echo import without_echo
+
+SR = transcriber.SR
+
+
+def segment(text: str, start: float = 0.0, end: float = 1.0, words: list[FwWord] | None = None) -> FwSegment:
+    return FwSegment(
+        id=0,
+        seek=0,
+        start=start,
+        end=end,
+        text=text,
+        tokens=[],
+        avg_logprob=-0.2,
+        compression_ratio=1.2,
+        no_speech_prob=0.01,
+        words=words,
+        temperature=0.0,
+    )
+
+
+def texts(segments: list[FwSegment]) -> list[str]:
+    return [fw.text for fw in segments]
+
+
+@pytest.mark.parametrize(
+    ("before", "rest", "left"),
+    [
+        (" or the", [" the past 12 months,", " underlying"], [" past 12 months,", " underlying"]),
+        (" 98 percent, or the", [" Or the past"], [" past"]),  # compared without case or punctuation
+        (" 지키는 게 좋지요.", [" 좋지요, 그리고"], [" 그리고"]),
+        ("されてしまったようです。", ["です", "次に"], ["次に"]),  # unspaced: a segment that only repeats the end
+        (" the end", [" ", " the end.", " Next"], [" ", " Next"]),  # the first segment with text
+    ],
+)
+def test_the_words_said_again_at_a_rests_start_go(before: str, rest: list[str], left: list[str]) -> None:
+    assert texts(without_echo([segment(t) for t in rest], segment(before))) == left
+
+
+@pytest.mark.parametrize(
+    ("before", "rest"),
+    [
+        (" 64 billion.", [" and uh,"]),  # new words
+        (" and I know", [" now."]),  # a spaced word that ends the one before is not an echo
+        ("ようです。", ["ですね、それで"]),  # more than the end said again
+        (" one two three four", [" one two three four five"]),  # more than MAX_WORDS: not a timestamp in a word
+    ],
+)
+def test_other_rests_stay_as_they_are(before: str, rest: list[str]) -> None:
+    assert texts(without_echo([segment(t) for t in rest], segment(before))) == rest
+
+
+def test_a_dropped_word_takes_its_timing_with_it() -> None:
+    words = [FwWord(start=79.1, end=79.2, word=" the", probability=0.9), FwWord(79.2, 79.5, " past", 0.9)]
+    (fw,) = without_echo([segment(" the past", 79.1, 79.5, words)], segment(" or the"))
+    assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" past", 79.2, [" past"])
+
+
+def test_the_rests_echo_is_dropped_where_rests_are_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One chunk of 10 s whose decode stops at 6 s; its rest (6-10 s) begins with the chunk's last word again.
+    def decode_once(_m: Any, _a: Any, chunks: list, _l: Any, _r: Any, _p: Any, rests: bool, *_: Any) -> list:
+        if not rests:
+            return [[segment(" net retention rate of 98 percent, or the", 0.0, 6.0)] for _ in chunks]
+        return [[segment(" the past 12 months.", 6.0, 9.5)] for _ in chunks]
+
+    monkeypatch.setattr(transcriber, "_decode_once", decode_once)
+    monkeypatch.setattr(transcriber, "_holds_a_word", lambda *_: True)
+    out = transcriber._decode_batched(None, np.zeros(10 * SR, np.float32), [[{"start": 0, "end": 10 * SR}]], "en", None)  # type: ignore[arg-type]
+    assert texts(out) == [" net retention rate of 98 percent, or the", " past 12 months."]
