@@ -3,8 +3,8 @@
 A rest (the speech after the point where a chunk's decoding stopped, decoded on from the last timestamp; see
 transcriber._decode_batched) starts where Whisper's last timestamp put the end of the text before it. That timestamp
 can fall inside the last word, and the rest, decoded without the text before, hears the word's end and writes the
-word again: "...98 percent, or the" then "the past 12 months" (bench/rtf.py's en input laid out with 1 s of room
-tone, at beam 5 and 1), "...されてしまったようです。" then "です" (ja). WhisperModel.transcribe does not, as the text
+word again: "...98 percent, or the" then "the past 12 months" (bench/layouts.py's en input with 1 s of room tone,
+at beam 5 and 1), "...されてしまったようです。" then "です" (ja). WhisperModel.transcribe does not, as the text
 before is its prompt; a prompted rest costs more than it gains (docs/performance.md, "The text before across a cut").
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
 (at most MAX_WORDS of them), or, in text written without spaces, a first segment that only repeats the end of the
@@ -50,12 +50,17 @@ def _echoed_words(before: str, text: str) -> int:
 
 
 def _drop_words(fw: FwSegment, n: int) -> None:
-    """`fw` without its first `n` words: its text, and its word timings where it has them (a Whisper word is a
-    whitespace-separated word with its punctuation), the segment then starting at its first word left."""
+    """`fw` without its first `n` words: its text, and its word timings where it has them (as many of Whisper's
+    words as spell the dropped text), the segment then starting at its first word left."""
     pieces = re.findall(r"\s*\S+", fw.text)
+    dropped = len(normalize("".join(pieces[:n])))
     fw.text = "".join(pieces[n:])
     if fw.words:
-        fw.words = fw.words[n:]
+        k, spelled = 0, 0
+        while k < len(fw.words) and (spelled < dropped or not normalize(fw.words[k].word)):  # and its punctuation
+            spelled += len(normalize(fw.words[k].word))
+            k += 1
+        fw.words = fw.words[k:]
         if fw.words:
             fw.start = fw.words[0].start
 

@@ -73,6 +73,13 @@ def test_a_dropped_word_takes_its_timing_with_it() -> None:
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" past", 79.2, [" past"])
 
 
+def test_the_dropped_words_timings_are_those_that_spell_them() -> None:
+    # Whisper's words need not be the text's whitespace-separated ones: here "98%," is two of them.
+    words = [FwWord(5.0, 5.3, " 98", 0.9), FwWord(5.3, 5.5, "%,", 0.9), FwWord(5.5, 5.8, " or", 0.9)]
+    (fw,) = without_echo([segment(" 98%, or", 5.0, 5.8, words)], segment(" rate of 98%,"))
+    assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" or", 5.5, [" or"])
+
+
 def test_the_rests_echo_is_dropped_where_rests_are_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
     # One chunk of 10 s whose decode stops at 6 s; its rest (6-10 s) begins with the chunk's last word again.
     def decode_once(_m: Any, _a: Any, chunks: list, _l: Any, _r: Any, _p: Any, rests: bool, *_: Any) -> list:
