@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import transcripts
 from faster_whisper.transcribe import Segment as FwSegment
+from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination, models, transcriber
@@ -31,19 +32,7 @@ JFK = "en/whisper_jfk.flac"
 
 
 def segment(seek: int, start: float, end: float, text: str) -> FwSegment:
-    return FwSegment(
-        id=0,
-        seek=seek,
-        start=start,
-        end=end,
-        text=text,
-        tokens=[],
-        avg_logprob=-0.2,
-        compression_ratio=1.2,
-        no_speech_prob=0.01,
-        words=None,
-        temperature=0.0,
-    )
+    return fw_segment(text, start, end, seek=seek)
 
 
 def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.MonkeyPatch) -> None:

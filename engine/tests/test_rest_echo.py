@@ -13,27 +13,12 @@ import numpy as np
 import pytest
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import Word as FwWord
+from fw_segments import fw_segment as segment
 
 from sori_engine import transcriber
 from sori_engine.rest_echo import without_echo
 
 SR = transcriber.SR
-
-
-def segment(text: str, start: float = 0.0, end: float = 1.0, words: list[FwWord] | None = None) -> FwSegment:
-    return FwSegment(
-        id=0,
-        seek=0,
-        start=start,
-        end=end,
-        text=text,
-        tokens=[],
-        avg_logprob=-0.2,
-        compression_ratio=1.2,
-        no_speech_prob=0.01,
-        words=words,
-        temperature=0.0,
-    )
 
 
 def texts(segments: list[FwSegment]) -> list[str]:
@@ -69,14 +54,14 @@ def test_other_rests_stay_as_they_are(before: str, rest: list[str]) -> None:
 
 def test_a_dropped_word_takes_its_timing_with_it() -> None:
     words = [FwWord(start=79.1, end=79.2, word=" the", probability=0.9), FwWord(79.2, 79.5, " past", 0.9)]
-    (fw,) = without_echo([segment(" the past", 79.1, 79.5, words)], segment(" or the"))
+    (fw,) = without_echo([segment(" the past", 79.1, 79.5, words=words)], segment(" or the"))
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" past", 79.2, [" past"])
 
 
 def test_the_dropped_words_timings_are_those_that_spell_them() -> None:
     # Whisper's words need not be the text's whitespace-separated ones: here "98%," is two of them.
     words = [FwWord(5.0, 5.3, " 98", 0.9), FwWord(5.3, 5.5, "%,", 0.9), FwWord(5.5, 5.8, " or", 0.9)]
-    (fw,) = without_echo([segment(" 98%, or", 5.0, 5.8, words)], segment(" rate of 98%,"))
+    (fw,) = without_echo([segment(" 98%, or", 5.0, 5.8, words=words)], segment(" rate of 98%,"))
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" or", 5.5, [" or"])
 
 

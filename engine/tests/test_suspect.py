@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import transcripts
 from faster_whisper.transcribe import Segment as FwSegment
+from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
 from sori_engine import models, transcriber
@@ -79,19 +80,7 @@ def test_a_clip_still_suspect_in_its_own_window_goes_to_the_sequential_decode(
 
 
 def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:
-    return FwSegment(
-        id=0,
-        seek=0,
-        start=start,
-        end=end,
-        text=text,
-        tokens=[],
-        avg_logprob=avg_logprob,
-        compression_ratio=compression_ratio,
-        no_speech_prob=0.01,
-        words=None,
-        temperature=0.0,
-    )
+    return fw_segment(text, start, end, avg_logprob=avg_logprob, compression_ratio=compression_ratio)
 
 
 def test_a_confident_pass_is_kept_up_to_where_its_loop_starts() -> None:
