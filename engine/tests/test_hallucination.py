@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import wave
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import numpy as np
 from conftest import Engine
 from transcripts import cer, extra_tail, missing_head, missing_tail, reference
+from wav_files import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination as h
@@ -186,15 +186,6 @@ def line_hiss(seconds: float, level: float) -> np.ndarray:
     return (hiss + level / 3 * np.sqrt(2) * np.sin(2 * np.pi * 50 * np.arange(n) / SR)).astype(np.float32)
 
 
-def write(path: Path, x: np.ndarray) -> Path:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SR)
-        w.writeframes((np.clip(x, -1, 1 - 1 / 32768) * 32768).astype("<i2").tobytes())
-    return path
-
-
 def with_hiss(clip: np.ndarray, seconds: float = 3.0, before: bool = False) -> np.ndarray:
     """The clip with line hiss 20 dB under its level, `seconds` long, after it (or before)."""
     hiss = line_hiss(seconds, 0.1 * float(np.sqrt(np.mean(clip**2))))
@@ -214,7 +205,7 @@ def test_phone_line_noise_after_a_clip_adds_no_words(
     """Today's engine, decoding without the VAD as domain CALL did, gave "... 알려드릴게요. 네." here."""
     ref = reference(testdata, "ko/deeply_studioapt_sub100101a00080.wav")
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))
-    path = write(tmp_path / "hiss.wav", with_hiss(clip))
+    path = write_wav(tmp_path / "hiss.wav", with_hiss(clip))
     for vad in (False, True):
         segments = run(engine, {**model, "beam_size": 5, "vad": vad}, path, "ko")
         assert segments
@@ -243,7 +234,7 @@ def test_a_sentence_that_really_ends_with_a_closing_word_keeps_it(
     covered on plain data above."""
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))  # "... 알려드릴게요."
     ne = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))[: int(0.6 * SR)]  # "네,"
-    path = write(tmp_path / "ends-ne.wav", with_hiss(np.concatenate([clip, ne])))
+    path = write_wav(tmp_path / "ends-ne.wav", with_hiss(np.concatenate([clip, ne])))
     ref = reference(testdata, "ko/deeply_studioapt_sub100101a00080.wav") + " 네"
     for vad, words in ((True, False), (False, True)):
         segments = run(engine, {**model, "beam_size": 5, "vad": vad}, path, "ko", word_timestamps=words)
@@ -257,7 +248,7 @@ def test_a_real_closing_word_is_kept(engine: Engine, model: dict[str, Any], test
     """Real speech that starts with a phrase of the bag ("네, ...") keeps it, with line hiss before and after it.
     (The shared set has no recording of 감사합니다 or 수고하셨습니다; the plain-data tests above cover those.)"""
     clip = audio_io.decode(str(testdata / "ko/deeply_anechoic_sub100121a00083.wav"))  # "네, 마침 빈방이 있습니다. ..."
-    path = write(tmp_path / "ne.wav", with_hiss(with_hiss(clip, 2.0, before=True)))
+    path = write_wav(tmp_path / "ne.wav", with_hiss(with_hiss(clip, 2.0, before=True)))
     # Without the VAD (domain CALL) the hiss reaches the decoder; with word timestamps the stage judges each word.
     segments = run(engine, {**model, "vad": False}, path, "ko", word_timestamps=True)
     text = " ".join(s["text"] for s in segments)

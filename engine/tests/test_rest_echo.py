@@ -9,7 +9,6 @@ the last runs the real model on the input where the echo was seen.
 from __future__ import annotations
 
 import itertools
-import wave
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import transcripts
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import Word as FwWord
 from fw_segments import fw_segment as segment
+from wav_files import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import transcriber
@@ -82,12 +82,7 @@ def test_no_rest_of_a_real_call_says_its_first_word_twice(
     # between CPUs; what must hold on any: no segment starts with the word the segment just before it ended with.
     clips = [audio_io.decode(str(testdata / f"en/{name}.wav")) for name in CALLS]
     tone = (np.random.default_rng(0).standard_normal(SR) * 10 ** (-50 / 20)).astype(np.float32)
-    wav = tmp_path / "call.wav"
-    with wave.open(str(wav), "wb") as w:
-        w.setnchannels(1), w.setsampwidth(2), w.setframerate(SR)
-        w.writeframes(
-            (np.clip(np.concatenate([clips[0], tone, clips[1], tone]), -1, 1) * 32767).astype("<i2").tobytes()
-        )
+    wav = write_wav(tmp_path / "call.wav", np.concatenate([clips[0], tone, clips[1], tone]))
     req = TranscribeParams(audio_path=str(wav), model=ModelConfig(**model), language_mode="fixed", language="en")
 
     segments = transcriber.transcribe(req, lambda _f: None).segments
