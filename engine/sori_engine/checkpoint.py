@@ -1,6 +1,6 @@
 """Checkpoints of a `transcribe` request: what a later request needs to continue where this one stopped.
 
-The transcriber works window by window (WINDOW_S of audio, transcriber.windows). After each window it emits a
+The transcriber works window by window (`window_s()` of audio, decode.windows.windows). After each window it emits a
 checkpoint event holding that window's part of the work: its segments (before the hallucination stage, which runs
 once over the whole file at the end), its Silero speech probabilities (the hallucination stage's speech map), and
 the decoder's state after it (the file's language and its probabilities; in `multi` mode the speech-weighted sum
@@ -9,7 +9,7 @@ a request given them back as `resume_from` restores that state and decodes on fr
 a lost lease or a shutdown costs at most the window that was in flight.
 
 The resumed run decodes the same windows as an uninterrupted one: the decoder's blocks are skipped up to the
-sample where the next window starts and the rest of the block is the first block (transcriber.skip_to), which is
+sample where the next window starts and the rest of the block is the first block (decode.windows.skip_to), which is
 exactly the audio the uninterrupted run carries from one window into the next. Checkpoints keep every float at full
 precision (a JSON float round-trips exactly), so on the same model and thread count the result is identical.
 
@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from .decode.options import DEFAULT
 from .protocol import Segment, TranscribeParams, Word
 
 log = logging.getLogger(__name__)
 
 VERSION = 1
 DEFAULT_WINDOW_S = 300.0
-# Below this a window cannot hold a 30 s chunk and the guard (transcriber.windows); an operator setting is clamped.
+# Below this a window cannot hold a 30 s chunk and the guard (decode.windows.windows); an operator setting is clamped.
 MIN_WINDOW_S = 60.0
 
 
@@ -55,10 +56,13 @@ def window_s() -> float:
 
 def key(req: TranscribeParams, window: float) -> str:
     """What must match for checkpoints to be resumed from (see the module docstring)."""
+    model = asdict(req.model)
+    if req.model.decode == DEFAULT:  # decoding options matter only where they are not the defaults
+        del model["decode"]
     shaped = {
         "v": VERSION,
         "window_s": window,
-        "model": asdict(req.model),
+        "model": model,
         "language_mode": req.language_mode,
         "language": req.language,
         "language_candidates": list(req.language_candidates or ()),

@@ -12,8 +12,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from faster_whisper import WhisperModel
-
+from .decode.fw import WhisperModel
 from .protocol import MODEL_LOAD_FAILED, EngineError, ModelConfig
 
 log = logging.getLogger(__name__)

@@ -1,22 +1,16 @@
-"""Phone audio: telling narrow-band (telephone) audio apart, and the VAD settings used for it.
+"""Phone audio: telling narrow-band (telephone) audio apart. Its VAD threshold is DecodeOptions.phone_vad_threshold.
 
 A file is narrow-band when its container says so: 8 kHz or less (PCM, mu-law) or AMR-NB. Judging it from the
 signal (no energy above 4 kHz) was tried and dropped: it also caught a 16 kHz English conference call
 (en/earnings22_3), where the lower threshold cost 1 point of CER. Resampled to 16 kHz, on narrow-band audio
-Silero's speech probability drops (bench/robustness.py: frames of speech at >= 0.5 fall from 100 % to 95 %, and a whole soft first phrase can stay under 0.2), so with
-faster-whisper's default threshold the VAD cuts off speech; with a lower threshold it keeps it while line hiss,
-room tone and clicks stay under 0.1 (figures in docs/models.md).
+Silero's speech probability drops (frames of speech at >= 0.5 fall from 100 % to 95 %, and a whole soft first
+phrase can stay under 0.2), so with faster-whisper's default threshold the VAD cuts off speech; with a lower
+threshold it keeps it while line hiss, room tone and clicks stay under 0.1 (figures in docs/models.md).
 """
 
 from __future__ import annotations
 
-from faster_whisper.vad import VadOptions
-
 from .protocol import ProbeResult
-
-VAD_THRESHOLD = 0.5  # faster-whisper's default, for wide-band audio
-PHONE_VAD_THRESHOLD = 0.2  # narrow-band audio (see the module's docstring)
-VAD_PAD_MS = 400  # speech padding each side of a VAD region (faster-whisper's default; measured for phone audio)
 
 
 def narrowband_container(info: ProbeResult | None) -> bool:
@@ -24,12 +18,3 @@ def narrowband_container(info: ProbeResult | None) -> bool:
     if info is None:
         return False
     return (info.sample_rate is not None and 0 < info.sample_rate <= 8000) or (info.codec or "").startswith("amr_nb")
-
-
-def vad_options(narrowband: bool, max_speech_s: float, min_silence_ms: int) -> VadOptions:
-    return VadOptions(
-        threshold=PHONE_VAD_THRESHOLD if narrowband else VAD_THRESHOLD,
-        max_speech_duration_s=max_speech_s,
-        min_silence_duration_ms=min_silence_ms,
-        speech_pad_ms=VAD_PAD_MS,
-    )

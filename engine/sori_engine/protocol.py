@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from .decode.options import DEFAULT, PRESETS, DecodeOptions, with_overrides
+
 # Error codes (docs/engine.md, "Error codes").
 BAD_REQUEST = "bad_request"
 AUDIO_DECODE_FAILED = "audio_decode_failed"
@@ -59,6 +61,7 @@ class ModelConfig:
     beam_size: int = 5
     cpu_threads: int = 0
     vad: bool = True
+    decode: DecodeOptions = DEFAULT  # the registry entry's preset and overrides (decode/options.py)
 
 
 @dataclass(frozen=True)
@@ -160,12 +163,30 @@ def parse_model(obj: Any) -> ModelConfig:
         beam_size=_get(obj, "beam_size", _is_int, "an integer", d.beam_size),
         cpu_threads=_get(obj, "cpu_threads", _is_int, "an integer", d.cpu_threads),
         vad=_get(obj, "vad", _is_bool, "a boolean", d.vad),
+        decode=parse_decode(obj.get("decode")),
     )
     if cfg.beam_size < 1:
         raise bad_request("field model.beam_size must be >= 1")
     if cfg.cpu_threads < 0:
         raise bad_request("field model.cpu_threads must be >= 0")
     return cfg
+
+
+def parse_decode(obj: Any) -> DecodeOptions:
+    """A model entry's `decode` object: `preset` (a registry entry's name, default the defaults) and fields of
+    DecodeOptions that override it."""
+    if obj is None:
+        return DEFAULT
+    if not isinstance(obj, dict):
+        raise bad_request("field model.decode must be an object")
+    overrides = dict(obj)
+    preset = overrides.pop("preset", None)
+    if preset is not None and preset not in PRESETS:
+        raise bad_request(f"field model.decode.preset must be one of {', '.join(PRESETS)}")
+    try:
+        return with_overrides(PRESETS[preset] if preset else DEFAULT, overrides, "model.decode")
+    except (TypeError, ValueError) as e:
+        raise bad_request(f"field {e}") from None
 
 
 def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:

@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import numpy as np
-from faster_whisper import WhisperModel
-from faster_whisper.tokenizer import Tokenizer
 
 from . import audio as audio_io
 from . import models
+from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, pad_or_trim
 from .protocol import ModelConfig, bad_request, parse_model
 
 log = logging.getLogger(__name__)
@@ -194,8 +193,6 @@ def _refine_span(
 
 
 def _pad(features: np.ndarray, model: WhisperModel) -> Any:
-    from faster_whisper.audio import pad_or_trim
-
     return pad_or_trim(features[..., : model.feature_extractor.nb_max_frames])
 
 
@@ -232,8 +229,6 @@ def _n_best(
     faster-whisper's `transcribe` returns only the best hypothesis, so this calls CTranslate2's `generate` with the
     prompt and token suppression `transcribe` would use (timestamps on, as in `_decode`); the timestamp tokens are
     dropped from each hypothesis. The span is at most one 30 s window, so one call covers it."""
-    from faster_whisper.transcribe import get_suppressed_tokens
-
     previous = tokenizer.encode(" " + prompt.strip()) if prompt else []
     tokens = model.get_prompt(tokenizer, previous, without_timestamps=False, hotwords=None if prompt else hotwords)
     result = model.model.generate(

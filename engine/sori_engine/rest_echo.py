@@ -1,14 +1,15 @@
 """A rest's echo: the words the text before it ended with, written again at the start of a rest.
 
 A rest (the speech after the point where a chunk's decoding stopped, decoded on from the last timestamp; see
-transcriber._decode_batched) starts where Whisper's last timestamp put the end of the text before it. That timestamp
+decode/rounds.py) starts where Whisper's last timestamp put the end of the text before it. That timestamp
 can fall inside the last word, and the rest, decoded without the text before, hears the word's end and writes the
 word again: "...98 percent, or the" then "the past 12 months" (bench/layouts.py's en input with 1 s of room tone,
 at beam 5 and 1), "...されてしまったようです。" then "です" (ja). WhisperModel.transcribe does not, as the text
 before is its prompt; a prompted rest costs more than it gains (docs/performance.md, "The text before across a cut").
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
-(at most MAX_WORDS of them), or, in text written without spaces, a first segment that only repeats the end of the
-text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within a chunk anyway.
+(at most `max_words` of them, DecodeOptions.rest_echo_words: a timestamp inside the last word or two; more
+repeated than that is a sentence said again), or, in text written without spaces, a first segment that only
+repeats the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within a chunk anyway.
 """
 
 from __future__ import annotations
@@ -16,22 +17,20 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from faster_whisper.transcribe import Segment as FwSegment
-
+from .decode.fw import FwSegment
 from .hallucination import normalize
 
-MAX_WORDS = 3  # a timestamp inside the last word or two; more repeated than that is a sentence said again
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
 
 
-def without_echo(rest: list[FwSegment], before: FwSegment) -> list[FwSegment]:
+def without_echo(rest: list[FwSegment], before: FwSegment, max_words: int) -> list[FwSegment]:
     """A rest's segments (in order) less the words at their start that repeat the end of `before`, the last segment
     of the text before the rest."""
     first = next((i for i, fw in enumerate(rest) if normalize(fw.text)), None)
     if first is None:
         return rest
     fw = rest[first]
-    n = _echoed_words(before.text, fw.text)
+    n = _echoed_words(before.text, fw.text, max_words)
     if n:
         _drop_words(fw, n)
     elif _unspaced(fw.text) and normalize(before.text).endswith(normalize(fw.text)):
@@ -39,10 +38,10 @@ def without_echo(rest: list[FwSegment], before: FwSegment) -> list[FwSegment]:
     return rest if normalize(fw.text) else rest[:first] + rest[first + 1 :]
 
 
-def _echoed_words(before: str, text: str) -> int:
+def _echoed_words(before: str, text: str, max_words: int) -> int:
     """How many of `text`'s first words (whitespace-separated, compared normalized) repeat `before`'s last ones."""
     said, said_again = before.split(), text.split()
-    for n in range(min(MAX_WORDS, len(said), len(said_again)), 0, -1):
+    for n in range(min(max_words, len(said), len(said_again)), 0, -1):
         head = [normalize(w) for w in said_again[:n]]
         if all(head) and head == [normalize(w) for w in said[-n:]]:
             return n

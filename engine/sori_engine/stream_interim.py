@@ -7,7 +7,7 @@
   audio gives; zero features in a short window cost accuracy (docs/streaming.md, "Figures").
 - Batched: the sessions that want an interim in one engine step are decoded together, one generate call per group
   of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s batched against 2.20 one
-  by one); on CPU the encoder takes them one at a time (fw_batched.encode_clip_by_clip), which costs less there.
+  by one); on CPU the encoder takes them one at a time (decode.fw.encode_clip_by_clip), which costs less there.
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
   utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
   shown word back only when two consecutive hypotheses agree on something else there.
@@ -21,39 +21,23 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from faster_whisper import WhisperModel
-from faster_whisper.tokenizer import Tokenizer
-from faster_whisper.transcribe import get_suppressed_tokens
 
-from . import fw_batched, hallucination, models
+from . import hallucination, models
+from .audio import SAMPLE_RATE
+from .decode import verdicts
+from .decode.fw import greedy_texts
+from .decode.options import DEFAULT, DecodeOptions
 from .protocol import Segment, TranscribeParams
 
-SR = 16000
-MIN_WINDOW_S = 10.0  # shorter windows (the utterance alone) make Whisper loop: "그럼요 언제 가실래요? 그럼요 ..."
-WINDOW_STEP_S = 5.0
-# Tokens an interim may write per second of audio (Korean and Japanese need under 10): a loop stops there.
-TOKENS_PER_S = 15
+SR = SAMPLE_RATE
 UNSPACED = frozenset({"ja", "zh", "th", "lo", "my", "km"})  # a character is a unit of agreement, not a word
-# Units of an utterance's first hypothesis held back (StablePrefix.update), unless it is one word.
-LEAD_HELD_BACK = 1  # words; twice as many characters in unspaced languages
-NO_SPEECH_PROB = 0.6  # faster-whisper's no-speech rule, as transcriber.py
-MIN_LOGPROB = -1.0
 
 
-def window_s(samples: int) -> float:
-    """The decoding window for `samples` of 16 kHz audio: at least MIN_WINDOW_S, in steps of WINDOW_STEP_S."""
-    return max(MIN_WINDOW_S, math.ceil((samples / SR + 0.05) / WINDOW_STEP_S) * WINDOW_STEP_S)
-
-
-def silence_padded_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
-    """Log-mel features of `audio` in a window of `frames` frames, padded with the log-mel of silence (the
-    extractor floors the log spectrum at its maximum less 8 and maps x to (x + 4) / 4: silence is the maximum less
-    2)."""
-    feats = model.feature_extractor(audio)[:, :frames]
-    out = np.empty((feats.shape[0], frames), dtype=np.float32)
-    out[:, : feats.shape[1]] = feats
-    out[:, feats.shape[1] :] = feats.max() - 2.0 if feats.size else 0.0
-    return out
+def window_s(samples: int, o: DecodeOptions = DEFAULT) -> float:
+    """The decoding window for `samples` of 16 kHz audio: at least `interim_min_window_s`, in steps of
+    `interim_window_step_s`."""
+    step = o.interim_window_step_s
+    return max(o.interim_min_window_s, math.ceil((samples / SR + 0.05) / step) * step)
 
 
 @dataclass
@@ -78,7 +62,13 @@ def decode(wants: list[Want]) -> list[Hypothesis | None]:
     out: list[Hypothesis | None] = [None] * len(wants)
     groups: dict[tuple, list[int]] = {}
     for i, w in enumerate(wants):
-        key = (w.req.model.path, w.req.model.device, w.req.model.compute_type, w.req.model.cpu_threads)
+        key = (
+            w.req.model.path,
+            w.req.model.device,
+            w.req.model.compute_type,
+            w.req.model.cpu_threads,
+            w.req.model.decode,
+        )
         groups.setdefault((key, w.req.language, w.req.hotwords, w.req.initial_prompt), []).append(i)
     for idx in groups.values():
         for i, seg in zip(idx, _decode_group([wants[i] for i in idx]), strict=True):
@@ -88,32 +78,23 @@ def decode(wants: list[Want]) -> list[Hypothesis | None]:
 
 def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     first = wants[0].req
+    o = first.model.decode
     model = models.get_model(first.model)
     assert first.language is not None  # a stream decodes in one fixed language (streaming.parse_open)
-    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=first.language)
-    previous = tokenizer.encode(" " + first.initial_prompt.strip()) if first.initial_prompt else []
-    prompt = model.get_prompt(tokenizer, previous, without_timestamps=True, hotwords=first.hotwords)
     longest = max(w.audio.shape[0] for w in wants)
-    frames = int(window_s(longest) * SR / model.feature_extractor.hop_length)
-    features = np.stack([silence_padded_features(model, w.audio, frames) for w in wants])
-    encoded = fw_batched.encode_clip_by_clip(model, features)
-    new_tokens = min(model.max_length - len(prompt), int(longest / SR * TOKENS_PER_S) + 10)
-    results = model.model.generate(
-        encoded,
-        [prompt] * len(wants),
-        beam_size=1,
-        max_length=len(prompt) + new_tokens,
-        suppress_blank=True,
-        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
-        return_scores=True,
-        return_no_speech_prob=True,
+    frames = int(window_s(longest, o) * SR / model.feature_extractor.hop_length)
+    texts = greedy_texts(
+        model,
+        [w.audio for w in wants],
+        frames,
+        language=first.language,
+        initial_prompt=first.initial_prompt,
+        hotwords=first.hotwords,
+        max_new_tokens=int(longest / SR * o.interim_tokens_per_s) + 10,
     )
     out: list[Hypothesis | None] = []
-    for w, r in zip(wants, results, strict=True):
-        tokens = [t for t in r.sequences_ids[0] if t < tokenizer.eot]
-        text = tokenizer.decode(tokens).strip()
-        avg_logprob = r.scores[0] * len(tokens) / (len(tokens) + 1)  # faster-whisper's, length penalty 1
-        if not text or (r.no_speech_prob > NO_SPEECH_PROB and avg_logprob < MIN_LOGPROB):
+    for w, (text, avg_logprob, no_speech_prob) in zip(wants, texts, strict=True):
+        if not text or verdicts.on_no_speech(no_speech_prob, avg_logprob, o):
             out.append(None)
             continue
         seg = Segment(
@@ -122,7 +103,7 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
             text=text,
             language=first.language,
             avg_logprob=avg_logprob,
-            no_speech_prob=r.no_speech_prob,
+            no_speech_prob=no_speech_prob,
         )
         kept = hallucination.clean([seg], hallucination.SpeechMap(hallucination.speech_probs(w.audio)))
         # Shown alone (StablePrefix) only as Whisper wrote it: one the stage had to cut ("뭐, 뭐, 뭐, ..." from
@@ -141,6 +122,7 @@ class StablePrefix:
     Units are compared normalized (hallucination.normalize), so a comma that comes and goes is no change."""
 
     unspaced: bool
+    lead_held_back: int = 1  # units of a first hypothesis held back (DecodeOptions.interim_lead_held_back)
     shown: list[str] = field(default_factory=list)
     last: list[str] = field(default_factory=list)
 
@@ -157,7 +139,7 @@ class StablePrefix:
         new = self.units(hypothesis)
         agreed = new[: _common(self.last, new)]
         self.last = new
-        held = 2 * LEAD_HELD_BACK if self.unspaced else LEAD_HELD_BACK
+        held = 2 * self.lead_held_back if self.unspaced else self.lead_held_back
         if not self.unspaced and len(new) == 1:
             held = 0  # a lone word is shown: held back, a short answer ("네") showed nothing until its final
         if not self.shown and sure and len(new) > held:

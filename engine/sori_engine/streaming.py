@@ -32,7 +32,8 @@ from typing import Any
 import av
 import numpy as np
 
-from . import hallucination, phone, stream_interim, transcriber, vad
+from . import hallucination, stream_interim, transcriber, vad
+from .audio import SAMPLE_RATE
 from .protocol import (
     EngineError,
     Segment,
@@ -47,7 +48,7 @@ from .protocol import (
 
 log = logging.getLogger(__name__)
 
-SR = transcriber.SR
+SR = SAMPLE_RATE
 FRAME = int(hallucination.FRAME_S * SR)  # 512 samples: Silero's frame
 MIN_SPEECH_FRAMES = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)
 PAD_S = 0.4  # audio decoded after the last speech frame of an utterance (the VAD's padding)
@@ -117,12 +118,14 @@ class Session:
 
     def __post_init__(self) -> None:
         self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
-        self.stable = stream_interim.StablePrefix(self.params.decode.language in stream_interim.UNSPACED)
+        unspaced = self.params.decode.language in stream_interim.UNSPACED
+        self.stable = stream_interim.StablePrefix(unspaced, self.params.decode.model.decode.interim_lead_held_back)
         self.scan = vad.SileroScan()
 
     @property
     def threshold(self) -> float:
-        return phone.PHONE_VAD_THRESHOLD if self.params.narrowband else phone.VAD_THRESHOLD
+        o = self.params.decode.model.decode
+        return o.phone_vad_threshold if self.params.narrowband else o.vad_threshold
 
     def append(self, pcm: bytes, flush: bool) -> None:
         """Resample `pcm` (s16le mono at the session's rate) to 16 kHz and score the new full frames."""
@@ -338,7 +341,7 @@ def _decode_final(s: Session, a: int, b: int) -> list[Segment]:
         s.params.decode,
         audio,
         s.params.narrowband,
-        stream_interim.window_s(audio.shape[0]),
+        stream_interim.window_s(audio.shape[0], s.params.decode.model.decode),
         s.probs[a // FRAME :],  # the session's own (a is on the frame grid: LEAD_S is whole frames)
     )
     return list(result.segments)

@@ -3,7 +3,7 @@
 The transcriber needs both: the regions to decode, and the probabilities for the hallucination stage's speech map.
 faster-whisper's `get_speech_timestamps` runs the model itself and keeps the probabilities to itself, so the two used
 to be two model passes over the same audio. `regions` is its post-processing (FASTER_WHISPER_VERSION, the release
-fw_batched.py pins) copied without the model call, with one change: where a region reaches the maximum length it is
+decode/fw.py pins) copied without the model call, with one change: where a region reaches the maximum length it is
 cut elsewhere (`regions`). `engine/tests/test_vad.py` checks that it otherwise gives what `get_speech_timestamps`
 gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
 with the LSTM state carried: the same probabilities without the whole input, or its largest batch, in memory (the
@@ -14,11 +14,14 @@ windows the first words of speech that starts abruptly after non-speech, which t
 from __future__ import annotations
 
 import numpy as np
-from faster_whisper.vad import VadOptions, get_vad_model
+
+from .audio import SAMPLE_RATE
+from .decode.fw import VadOptions, get_vad_model
+from .decode.options import DEFAULT, DecodeOptions
 
 FRAME = 512  # samples per Silero frame at 16 kHz (32 ms)
 CONTEXT = 64  # samples of the previous frame Silero sees with each frame
-SR = 16000
+SR = SAMPLE_RATE
 # Frames per model call. faster-whisper's call runs 10,000 (320 s) at once; onnxruntime's arena then keeps that
 # batch's tensors (about 300 MiB) for the life of the process. 500 frames (16 s) hold about 80 MiB for the same
 # CPU time and the same probabilities (docs/audio.md, "Measurements").
@@ -26,12 +29,9 @@ BATCH_FRAMES = 500
 # Silero carries its LSTM state from frame to frame, and after half a second or more of non-speech that state holds
 # speech back: an utterance that starts abruptly (a recording cut mid-sentence, a call leg after digital silence or
 # line noise) scores 0.0-0.2 for its first words, which score 0.5-0.9 from a fresh state that has seen up to 0.75 s
-# of the non-speech before them (bench/rtf.py's en input: "In addition, we" after 1 s of silence or of room tone).
-# `rescore_onsets` scores the last ONSET_LOOKBACK frames before each region again in overlapping pieces, each from a
-# fresh state, and each frame keeps the larger probability (docs/performance.md, "Onsets scored from a fresh state").
-ONSET_QUIET = 16  # frames (0.5 s) under the threshold before a region: shorter dips are inside speech
-ONSET_LOOKBACK = 64  # frames (2 s) before a region scored again: Silero catches up within that
-ONSET_STEP = 12  # a fresh piece starts every 12 frames (0.375 s) and runs 24, so a frame's state has run 0.375-0.75 s
+# of the non-speech before them. `rescore_onsets` scores the frames before each region again in overlapping
+# pieces, each from a fresh state, and each frame keeps the larger probability (DecodeOptions.onset_*;
+# docs/performance.md, "Onsets scored from a fresh state").
 
 
 def probabilities(audio: np.ndarray) -> np.ndarray:
@@ -46,16 +46,19 @@ def probabilities(audio: np.ndarray) -> np.ndarray:
     return scan.probabilities()
 
 
-def rescore_onsets(audio: np.ndarray, probs: np.ndarray, threshold: float) -> np.ndarray:
+def rescore_onsets(
+    audio: np.ndarray, probs: np.ndarray, threshold: float, options: DecodeOptions = DEFAULT
+) -> np.ndarray:
     """`probs` (Silero's pass over `audio`, frame by frame) with the frames before each speech onset raised to what a
-    fresh state gives them (ONSET_*). Only runs of at least ONSET_QUIET frames under `threshold` that end at a frame
-    over it are looked at, and only their last ONSET_LOOKBACK frames: a bounded cost per region, none in silence."""
+    fresh state gives them. Only runs of at least `onset_quiet_frames` under `threshold` that end at a frame over it
+    are looked at, and only their last `onset_lookback_frames`: a bounded cost per region, none in silence."""
     n = min(probs.shape[0], -(-audio.shape[0] // FRAME))
     out = probs
-    for start, end in _quiet_runs(probs[:n] < threshold, ONSET_QUIET):
-        lo = max(start, end - ONSET_LOOKBACK)
-        for k in range(lo, end, ONSET_STEP):
-            stop = min(k + 2 * ONSET_STEP, end)
+    step = options.onset_step_frames
+    for start, end in quiet_runs(probs[:n] < threshold, options.onset_quiet_frames):
+        lo = max(start, end - options.onset_lookback_frames)
+        for k in range(lo, end, step):
+            stop = min(k + 2 * step, end)
             piece = audio[k * FRAME : stop * FRAME]
             piece = np.pad(piece, (0, (stop - k) * FRAME - piece.shape[0]))
             fresh = SileroScan().score(piece)
@@ -65,7 +68,7 @@ def rescore_onsets(audio: np.ndarray, probs: np.ndarray, threshold: float) -> np
     return out
 
 
-def _quiet_runs(quiet: np.ndarray, min_len: int) -> list[tuple[int, int]]:
+def quiet_runs(quiet: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     """[start, end) of each run of True in `quiet` at least `min_len` long that is followed by a False frame."""
     edges = np.flatnonzero(np.diff(np.concatenate(([False], quiet, [False])).astype(np.int8)))
     runs = edges.reshape(-1, 2)  # each run's first frame and the frame after its last

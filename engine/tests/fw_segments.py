@@ -3,8 +3,7 @@ word or past a clip's end cannot be had from the model on demand."""
 
 from __future__ import annotations
 
-from faster_whisper.transcribe import Segment as FwSegment
-from faster_whisper.transcribe import Word as FwWord
+from sori_engine.decode.fw import FwSegment, FwWord
 
 
 def fw_segment(

@@ -17,6 +17,8 @@ from conftest import REPO_ROOT, Engine
 from transcripts import cer
 
 from sori_engine import audio, transcriber
+from sori_engine.decode.options import DEFAULT
+from sori_engine.decode.windows import windows
 from sori_engine.protocol import ModelConfig, TranscribeParams
 
 SR = audio.SAMPLE_RATE
@@ -166,12 +168,12 @@ def long_input(testdata: Path, tmp_path: Path) -> tuple[Path, int]:
 
 def test_windows_cover_the_file_and_never_cut_speech(testdata: Path, tmp_path: Path) -> None:
     path, total = long_input(testdata, tmp_path)
-    whole = [dict(r) for r in next(transcriber.windows(audio.stream(str(path)), True, window_s=10_000)).regions]
-    windows = list(transcriber.windows(audio.stream(str(path)), True, window_s=40))
-    assert len(windows) >= 3
+    whole = [dict(r) for r in next(windows(audio.stream(str(path)), True, 10_000, DEFAULT)).regions]
+    parts = list(windows(audio.stream(str(path)), True, 40, DEFAULT))
+    assert len(parts) >= 3
     position = 0
     found = []
-    for w in windows:
+    for w in parts:
         assert w.offset == position  # contiguous, no gap, no overlap
         position += w.audio.shape[0]
         for r in w.regions:
@@ -196,10 +198,9 @@ def test_streaming_transcription_in_small_windows(
         language_mode="fixed",
         language="ko",
     )
-    monkeypatch.setattr(transcriber, "WINDOW_S", 40.0)
+    monkeypatch.setenv("SORI_ENGINE_WINDOW_S", "60")  # the least: three windows
     fractions: list[float] = []
-    monkeypatch.setattr(transcriber, "PROGRESS_INTERVAL_S", 0.0)
-    result = transcriber.transcribe(params, fractions.append)
+    result = transcriber.transcribe(params, fractions.append, progress_interval_s=0.0)
     assert result.duration_s == pytest.approx(total / SR)
     starts = [s.start for s in result.segments]
     assert starts == sorted(starts) and all(s.end <= result.duration_s for s in result.segments)

@@ -4,9 +4,10 @@ transcriber groups regions into. Plain data: frame probabilities and regions, no
 from __future__ import annotations
 
 import numpy as np
-from faster_whisper.vad import VadOptions
 
-from sori_engine import transcriber, vad
+from sori_engine import vad
+from sori_engine.decode import windows
+from sori_engine.decode.fw import VadOptions
 
 FRAME_S = vad.FRAME / vad.SR
 OPTIONS = VadOptions(threshold=0.5, max_speech_duration_s=10.0, min_silence_duration_ms=2000, speech_pad_ms=0)
@@ -65,16 +66,16 @@ def test_a_chunk_is_not_ended_where_two_regions_touch_when_a_real_gap_is_earlier
     # 10 s, a gap, 19.6 s, touching 5 s (a cut inside speech), a gap, 18 s. Filled in order the second chunk would
     # end at the touching seam (10 + 19.6 = 29.6 s, then 5 s more is too much); it ends at the gap before instead.
     regions = [_region(0, 10), _region(11, 30.6), _region(30.6, 35.6), _region(37, 55)]
-    chunks = transcriber._group(regions, 30 * vad.SR)
+    chunks = windows.group(regions, 30 * vad.SR)
     assert [len(c) for c in chunks] == [1, 2, 1]
     assert chunks[1] == regions[1:3]
 
 
 def test_a_seam_is_kept_when_moving_it_would_leave_a_chunk_under_a_third_full() -> None:
     regions = [_region(0, 5), _region(6, 30), _region(30, 40)]
-    assert [len(c) for c in transcriber._group(regions, 30 * vad.SR)] == [2, 1]
+    assert [len(c) for c in windows.group(regions, 30 * vad.SR)] == [2, 1]
 
 
 def test_regions_with_gaps_fill_chunks_in_order() -> None:
     regions = [_region(0, 12), _region(14, 26), _region(28, 40)]
-    assert [len(c) for c in transcriber._group(regions, 30 * vad.SR)] == [2, 1]
+    assert [len(c) for c in windows.group(regions, 30 * vad.SR)] == [2, 1]

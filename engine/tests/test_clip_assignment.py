@@ -1,10 +1,10 @@
-"""A batched pass's segments go back to the clip they were decoded in (transcriber._decode_once).
+"""A batched pass's segments go back to the clip they were decoded in (decode.rounds.decode_once).
 
 The pipeline yields the segments of all clips of a pass in one stream; each carries `seek`, its clip's start in
 feature frames. Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
 model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
 regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
-dropped when less than a word's worth of speech follows the segment before it (transcriber._said_past_end). The tests with `fake`
+dropped when less than a word's worth of speech follows the segment before it (decode.verdicts.said_past_end). The tests with `fake`
 stand in for faster-whisper's output (a last timestamp in the padding cannot be had from the model on demand): what
 they test is sori's mapping of it. The other runs the real model.
 """
@@ -19,14 +19,16 @@ from typing import Any
 import numpy as np
 import pytest
 import transcripts
-from faster_whisper.transcribe import Segment as FwSegment
 from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination, models, transcriber
-from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_engine import hallucination, models
+from sori_engine.decode import rounds
+from sori_engine.decode.fw import FwSegment
+from sori_engine.decode.options import DEFAULT
+from sori_engine.protocol import ModelConfig
 
-SR = transcriber.SR
+SR = audio_io.SAMPLE_RATE
 LIBRI = "en/picovoice_leopard_test_en_librispeech.wav"
 JFK = "en/whisper_jfk.flac"
 
@@ -35,7 +37,7 @@ def segment(seek: int, start: float, end: float, text: str) -> FwSegment:
     return fw_segment(text, start, end, seek=seek)
 
 
-def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_segment_past_its_clips_end_stays_with_its_clip() -> None:
     # Two chunks of window audio: speech at 0-10 s and at 30-40 s, laid end to end as clips 0-10 s and 10-20 s.
     chunks = [[{"start": 0, "end": 10 * SR}], [{"start": 30 * SR, "end": 40 * SR}]]
     # Clip 0's second segment ends at 12.5 s, past its clip (its middle, 10.75 s, lies in clip 1); the first segment
@@ -46,7 +48,7 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.Mo
         segment(1000, 10.0, 15.0, "second clip"),
     ]
 
-    out = _decode_once_on(monkeypatch, fake, chunks, 40 * SR)
+    out = _decode_once_on(fake, chunks, 40 * SR)
     assert [[fw.text for fw in segs] for segs in out] == [["first", "runs past its clip"], ["second clip"]]
     # In window time: clip 0's segments stay near 0-10 s, clip 1's start at 30 s.
     assert out[0][1].start == pytest.approx(9.0)
@@ -56,7 +58,7 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip(monkeypatch: pytest.Mo
     assert (out[1][0].start, out[1][0].end) == (pytest.approx(30.0), pytest.approx(35.0))
 
 
-def test_text_timed_past_its_clips_end_needs_speech_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
     # One chunk of two regions (0-6 s and 20-24 s of the window: a 10 s clip); speech up to 23.5 s, then the VAD's
     # padding. A last segment runs past the clip's end: a real sentence over the speech of 20-23.5 s, a word over
     # the padding alone (as "엉무화의료" after "좋지요" on ko26 laid out with room tone), the same word where the
@@ -69,13 +71,13 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own(monkeypatch: pyte
     sentence = [segment(0, 0.0, 6.0, "앞 문장입니다."), segment(0, 6.0, 10.8, "마지막 문장은 끝까지 말했어요.")]
     invented = [segment(0, 0.0, 9.4, "앞 문장입니다. 마지막 문장"), segment(0, 9.6, 11.2, "엉무화의료")]
 
-    out = _decode_once_on(monkeypatch, sentence, chunks, 40 * SR, speech)
+    out = _decode_once_on(sentence, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다.", "마지막 문장은 끝까지 말했어요."]
     assert out[0][1].end == pytest.approx(24.0)
-    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR, speech)
+    out = _decode_once_on(invented, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장"]
     probs[round(23.6 / hallucination.FRAME_S) : round(24 / hallucination.FRAME_S)] = 0.9  # a word said, after all
-    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR, speech)
+    out = _decode_once_on(invented, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "엉무화의료"]
     # A short last reply said after a pause and timed late: the speech it owns is counted from the end of the
     # segment before it (22.5 s), as no other segment's.
@@ -83,10 +85,10 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own(monkeypatch: pyte
     probs[round(22.0 / hallucination.FRAME_S) : round(23.5 / hallucination.FRAME_S)] = 0.0
     probs[round(22.7 / hallucination.FRAME_S) : round(23.0 / hallucination.FRAME_S)] = 0.9
     reply = [segment(0, 0.0, 8.5, "앞 문장입니다. 마지막 문장"), segment(0, 9.7, 10.5, "네.")]
-    out = _decode_once_on(monkeypatch, reply, chunks, 40 * SR, speech)
+    out = _decode_once_on(reply, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "네."]
     assert (out[0][1].start, out[0][1].end) == (pytest.approx(23.7), pytest.approx(24.0))
-    out = _decode_once_on(monkeypatch, invented, chunks, 40 * SR)  # no speech map: only the times are kept inside
+    out = _decode_once_on(invented, chunks, 40 * SR)  # no speech map: only the times are kept inside
     assert [fw.end for fw in out[0]] == [pytest.approx(23.4), pytest.approx(24.0)]
 
 
@@ -104,9 +106,9 @@ def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, m
     audio[: libri.shape[0]] = libri
     audio[second_start:] = jfk
     chunks = [[{"start": 0, "end": first_end}], [{"start": second_start, "end": audio.shape[0]}]]
-    req = TranscribeParams(audio_path="", model=ModelConfig(**model), language_mode="fixed", language="en")
-    wm = models.get_model(req.model)
-    out = transcriber._decode_once(wm, audio, chunks, "en", req, lambda _s: None, False)
+    wm = models.get_model(ModelConfig(**model))
+    settings = rounds.Settings(wm, "en", model["beam_size"], False, None, None, DEFAULT)
+    out = rounds.decode_once(settings, [rounds.Job(audio, chunks)], [rounds.Item(0, c) for c in chunks], False)
     texts = [" ".join(fw.text for fw in segs) for segs in out]
     assert transcripts.cer(texts[0], transcripts.reference(testdata, LIBRI)) <= 0.5, texts[0]
     assert transcripts.cer(texts[1], transcripts.reference(testdata, JFK)) <= 0.3, texts[1]
@@ -114,33 +116,18 @@ def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, m
 
 
 def _decode_once_on(
-    monkeypatch: pytest.MonkeyPatch,
     fake: list[FwSegment],
     chunks: list[list[dict]],
     samples: int,
     speech: hallucination.SpeechMap | None = None,
 ) -> list[list[FwSegment]]:
-    """transcriber._decode_once with the pipeline's output stood in for by (fresh copies of) `fake`."""
-    fake = [replace(fw) for fw in fake]  # _decode_once moves and clips the segments it is given
+    """decode.rounds.decode_once with the batched pass's output stood in for by (fresh copies of) `fake`."""
+    fake = [replace(fw) for fw in fake]  # decode_once moves and clips the segments it is given
 
-    class Pipeline:
-        def __init__(self, *_args: Any) -> None:
-            pass
+    def batched(*_args: Any, **_kwargs: Any) -> list[FwSegment]:
+        return fake
 
-        def transcribe(self, *_args: Any, **_kwargs: Any) -> tuple[list[FwSegment], None]:
-            return fake, None
-
-    monkeypatch.setattr(transcriber, "KeepTailPipeline", Pipeline)
-    model = SimpleNamespace(frames_per_second=100)
-    req = TranscribeParams(audio_path="", model=ModelConfig(path="", beam_size=5), language_mode="fixed", language="ko")
-    return transcriber._decode_once(
-        model,  # type: ignore[arg-type]
-        np.zeros(samples, dtype=np.float32),
-        chunks,
-        "ko",
-        req,
-        lambda _s: None,
-        False,
-        None,
-        speech,
-    )
+    model = SimpleNamespace(frames_per_second=100, max_length=448)
+    settings = rounds.Settings(model, "ko", 5, False, None, None, DEFAULT, batched=batched)  # type: ignore[arg-type]
+    job = rounds.Job(np.zeros(samples, dtype=np.float32), chunks, speech)
+    return rounds.decode_once(settings, [job], [rounds.Item(0, c) for c in chunks], False)

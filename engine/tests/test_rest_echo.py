@@ -1,4 +1,4 @@
-"""A rest's first words that repeat the text before it are dropped (rest_echo.without_echo, transcriber._decode_batched).
+"""A rest's first words that repeat the text before it are dropped (rest_echo.without_echo, decode/rounds.py).
 
 A rest is decoded from Whisper's last timestamp, which can fall inside the last word: the rest then wrote that word
 again ("...98 percent, or the" / "the past 12 months", bench/layouts.py's en input with 1 s of room tone). The
@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 import transcripts
-from faster_whisper.transcribe import Segment as FwSegment
-from faster_whisper.transcribe import Word as FwWord
 from fw_segments import fw_segment as segment
 from wav_files import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import transcriber
+from sori_engine.decode.fw import FwSegment, FwWord
+from sori_engine.decode.options import DEFAULT
 from sori_engine.hallucination import normalize
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_engine.rest_echo import without_echo
@@ -45,7 +45,7 @@ def texts(segments: list[FwSegment]) -> list[str]:
     ],
 )
 def test_the_words_said_again_at_a_rests_start_go(before: str, rest: list[str], left: list[str]) -> None:
-    assert texts(without_echo([segment(t) for t in rest], segment(before))) == left
+    assert texts(without_echo([segment(t) for t in rest], segment(before), DEFAULT.rest_echo_words)) == left
 
 
 @pytest.mark.parametrize(
@@ -54,23 +54,25 @@ def test_the_words_said_again_at_a_rests_start_go(before: str, rest: list[str], 
         (" 64 billion.", [" and uh,"]),  # new words
         (" and I know", [" now."]),  # a spaced word that ends the one before is not an echo
         ("ようです。", ["ですね、それで"]),  # more than the end said again
-        (" one two three four", [" one two three four five"]),  # more than MAX_WORDS: not a timestamp in a word
+        (" one two three four", [" one two three four five"]),  # more than rest_echo_words: not a timestamp in a word
     ],
 )
 def test_other_rests_stay_as_they_are(before: str, rest: list[str]) -> None:
-    assert texts(without_echo([segment(t) for t in rest], segment(before))) == rest
+    assert texts(without_echo([segment(t) for t in rest], segment(before), DEFAULT.rest_echo_words)) == rest
 
 
 def test_a_dropped_word_takes_its_timing_with_it() -> None:
     words = [FwWord(start=79.1, end=79.2, word=" the", probability=0.9), FwWord(79.2, 79.5, " past", 0.9)]
-    (fw,) = without_echo([segment(" the past", 79.1, 79.5, words=words)], segment(" or the"))
+    (fw,) = without_echo([segment(" the past", 79.1, 79.5, words=words)], segment(" or the"), DEFAULT.rest_echo_words)
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" past", 79.2, [" past"])
 
 
 def test_the_dropped_words_timings_are_those_that_spell_them() -> None:
     # Whisper's words need not be the text's whitespace-separated ones: here "98%," is two of them.
     words = [FwWord(5.0, 5.3, " 98", 0.9), FwWord(5.3, 5.5, "%,", 0.9), FwWord(5.5, 5.8, " or", 0.9)]
-    (fw,) = without_echo([segment(" 98%, or", 5.0, 5.8, words=words)], segment(" rate of 98%,"))
+    (fw,) = without_echo(
+        [segment(" 98%, or", 5.0, 5.8, words=words)], segment(" rate of 98%,"), DEFAULT.rest_echo_words
+    )
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" or", 5.5, [" or"])
 
 

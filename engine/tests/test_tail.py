@@ -3,27 +3,29 @@
 On the 60 s earnings-call clip, batched beam 5 once lost "... over 17 billion Euros". A batched pass can lose a
 chunk's last words in two ways that WhisperModel.transcribe's seek loop covers: faster-whisper's
 _split_segments_by_timestamps leaves out an unfinished last segment (text after the last pair of timestamp tokens,
-no closing timestamp), and the decoder may stop early, before the chunk's last words. fw_batched.KeepTailPipeline keeps
-the first (tested here at token level); _decode_batched decodes on after the second. See docs/audio.md.
+no closing timestamp), and the decoder may stop early, before the chunk's last words. decode.fw.KeepTailPipeline keeps
+the first (tested here at token level); decode.rounds.decode decodes on after the second. See docs/audio.md.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 import transcripts
 from conftest import Engine
-from faster_whisper.tokenizer import Tokenizer
 from transcripts import missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine import fw_batched, models, transcriber
-from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_engine import models
+from sori_engine.decode import fw, rounds, verdicts
+from sori_engine.decode.fw import Tokenizer
+from sori_engine.decode.options import DEFAULT, DecodeOptions
+from sori_engine.protocol import ModelConfig
 
 SR = audio_io.SAMPLE_RATE
 JFK = "en/whisper_jfk.flac"  # 11 s
@@ -52,18 +54,10 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
         ts(4.0),
         *tok.encode(" Profit over 17 billion Euros."),
     ]
-    args = {
-        "tokenizer": tok,
-        "tokens": tokens,
-        "time_offset": 10.0,
-        "segment_size": 700,
-        "segment_duration": 6.5,
-        "seek": 0,
-    }
-    upstream, _seek, _single = model._split_segments_by_timestamps(**args)
+    upstream = fw.split_by_timestamps(model, tok, tokens, 10.0, 700, 6.5)
     assert "Euros" not in " ".join(tok.decode(s["tokens"]) for s in upstream)  # why the override exists
 
-    kept = fw_batched._split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
+    kept = fw.split_keeping_tail(model, tok, tokens, 10.0, 700, 6.5)
     assert [tok.decode(s["tokens"]).strip() for s in kept] == [
         "Revenue reached almost 64 billion.",
         "Profit over 17 billion Euros.",
@@ -72,9 +66,8 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
 
     # A complete ending (closing timestamp) is left exactly as upstream splits it.
     complete = tokens + [ts(6.0)]
-    args["tokens"] = complete
-    upstream, _seek, _single = model._split_segments_by_timestamps(**args)
-    assert fw_batched._split_keeping_tail(model, tok, complete, 10.0, 700, 6.5) == upstream
+    upstream = fw.split_by_timestamps(model, tok, complete, 10.0, 700, 6.5)
+    assert fw.split_keeping_tail(model, tok, complete, 10.0, 700, 6.5) == upstream
 
 
 def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testdata: Path) -> None:
@@ -96,18 +89,18 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
 
 
 def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
-    """fw_batched imports only on the faster-whisper release its copy of forward() came from."""
+    """decode.fw imports only on the faster-whisper release its copy of forward() came from."""
     import faster_whisper
 
-    assert faster_whisper.__version__ == fw_batched.FASTER_WHISPER_VERSION
+    assert faster_whisper.__version__ == fw.FASTER_WHISPER_VERSION
 
 
 def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, testdata: Path) -> None:
     """On CPU the pipeline encodes a batch's clips one at a time (cheaper per clip): the decoder gets the batched
     encoder's output, in the same order, to the rounding another kernel path may give (equal here bit for bit)."""
     model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
-    pipeline = fw_batched.KeepTailPipeline(model)
-    assert isinstance(pipeline.model, fw_batched.ClipByClipEncoder)
+    pipeline = fw.KeepTailPipeline(model)
+    assert isinstance(pipeline.model, fw.ClipByClipEncoder)
     assert pipeline.model.frames_per_second == model.frames_per_second  # the rest is the model's
     x = audio_io.decode(str(testdata / CLIP))
     feats = np.stack([model.feature_extractor(x[i * SR : (i + 12) * SR])[:, :1000] for i in (0, 20, 40)])
@@ -117,25 +110,21 @@ def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, 
     assert np.abs(one_by_one - batched).max() <= 0.01 * np.abs(batched).max()
 
 
-def test_a_rest_decoded_to_its_token_cap_is_dropped(
-    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A rest (the speech after an early stop) is decoded to at most REST_TOKENS_PER_S tokens per second and
-    REST_TOKENS_MIN more; one that reaches the cap is a repetition loop and gives no text. JFK (11 s, about 30
+def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[str, Any]) -> None:
+    """A rest (the speech after an early stop) is decoded to at most `rest_tokens_per_s` tokens per second and
+    `rest_tokens_min` more; one that reaches the cap is a repetition loop and gives no text. JFK (11 s, about 30
     tokens) stands in for a rest: under a cap (9 tokens per second: 109) it is kept, with the cap lowered to 5 tokens
     (its decode stopped there) it is dropped."""
     jfk = audio_io.decode(str(testdata / JFK))
     chunks = [[{"start": 0, "end": jfk.shape[0]}]]
-    req = TranscribeParams(audio_path="", model=ModelConfig(**model), language_mode="fixed", language="en")
-    wm = models.get_model(req.model)
+    wm = models.get_model(ModelConfig(**model))
 
-    def rest_text() -> str:
-        out = transcriber._decode_once(wm, jfk, chunks, "en", req, lambda _s: None, True)
+    def rest_text(options: DecodeOptions) -> str:
+        settings = rounds.Settings(wm, "en", model["beam_size"], False, None, None, options)
+        out = rounds.decode_once(settings, [rounds.Job(jfk, chunks)], [rounds.Item(0, chunks[0])], True)
         return " ".join(fw.text for fw in out[0])
 
-    monkeypatch.setattr(transcriber, "REST_TOKENS_PER_S", 9)
-    assert transcriber._rest_tokens(11.0, wm) == 109
-    assert transcripts.cer(rest_text(), transcripts.reference(testdata, JFK)) <= 0.3
-    monkeypatch.setattr(transcriber, "REST_TOKENS_PER_S", 0)
-    monkeypatch.setattr(transcriber, "REST_TOKENS_MIN", 5)
-    assert rest_text() == ""
+    nine = replace(DEFAULT, rest_tokens_per_s=9)
+    assert verdicts.rest_tokens(11.0, wm.max_length, nine) == 109
+    assert transcripts.cer(rest_text(nine), transcripts.reference(testdata, JFK)) <= 0.3
+    assert rest_text(replace(DEFAULT, rest_tokens_per_s=0, rest_tokens_min=5)) == ""

@@ -3,13 +3,16 @@ regions under the maximum length; where a region reaches it, vad.py cuts elsewhe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from faster_whisper.vad import get_speech_timestamps
 
-from sori_engine import audio, phone, transcriber, vad
+from sori_engine import audio, vad
+from sori_engine.decode.fw import get_speech_timestamps
+from sori_engine.decode.options import DEFAULT
+from sori_engine.decode.windows import vad_options
 
 CLIPS = ["multi/deeply_ko_dialogue_constructed.wav", "en/whisper_jfk.flac", "ja/common_voice_ja_38833628_16k.wav"]
 
@@ -28,7 +31,7 @@ def test_regions_from_one_pass_equal_get_speech_timestamps(
     testdata: Path, narrowband: bool, max_speech_s: float
 ) -> None:
     samples = [audio.decode(str(testdata / c)) for c in CLIPS[1:]] + [_speech_then_noise(testdata)]
-    options = phone.vad_options(narrowband, max_speech_s, transcriber.MIN_SILENCE_MS)
+    options = vad_options(narrowband, replace(DEFAULT, speech_s=max_speech_s))
     for x in samples:
         x = x[: x.shape[0] - (1 if x.shape[0] % vad.FRAME == 0 else 0)]  # upstream pads a whole frame on a multiple
         ours = vad.regions(vad.probabilities(x), options, x.shape[0])
@@ -60,11 +63,11 @@ def test_an_abrupt_onset_after_non_speech_is_scored_from_a_fresh_state(testdata:
     probs = vad.probabilities(x)
     onset = (first.shape[0] + pause.shape[0]) // vad.FRAME + 1
     words = slice(onset, onset + 22)  # "In addition, we": the first 0.7 s
-    rescored = vad.rescore_onsets(x, probs, phone.VAD_THRESHOLD)
+    rescored = vad.rescore_onsets(x, probs, DEFAULT.vad_threshold)
     assert probs[words].max() < 0.4
-    assert rescored[words].max() >= phone.VAD_THRESHOLD + 0.1
+    assert rescored[words].max() >= DEFAULT.vad_threshold + 0.1
     assert np.all(rescored >= probs)
-    speech = probs >= phone.VAD_THRESHOLD  # only frames of the quiet runs before speech are scored again
+    speech = probs >= DEFAULT.vad_threshold  # only frames of the quiet runs before speech are scored again
     np.testing.assert_array_equal(rescored[speech], probs[speech])
 
 
@@ -72,5 +75,5 @@ def test_rescoring_leaves_non_speech_that_no_speech_follows() -> None:
     # Only a quiet run that ends at speech is scored again: silence, or noise to the end, costs nothing and moves nothing.
     hiss = (np.random.default_rng(0).standard_normal(16000 * 5) * 0.01).astype(np.float32)
     probs = vad.probabilities(hiss)
-    assert vad.rescore_onsets(hiss, probs, phone.VAD_THRESHOLD) is probs
-    assert vad._quiet_runs(np.array([True, True, True, False, True, True]), 2) == [(0, 3)]
+    assert vad.rescore_onsets(hiss, probs, DEFAULT.vad_threshold) is probs
+    assert vad.quiet_runs(np.array([True, True, True, False, True, True]), 2) == [(0, 3)]

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Every decoded word of the shared test audio as JSON, for a before/after comparison of an engine change.
+
+Talks to the engine through its protocol (`python -m sori_engine`, cwd engine/), as the worker does, so the dump
+depends on the request shape only, not on the engine's inner functions. Two parts, each file's answer written to
+OUT/<part>/<entry>/<file>.json:
+
+- batch: every transcribed file of ../shared/testdata (bar ogg and webm, which the service refuses) through
+  `transcribe` with the registry entries `sommers` (beam 5) and `whisper` (beam 1), words on, checkpoints on (the
+  segments before the hallucination stage and the speech map), language fixed for ko/ja/en and `multi` with
+  candidates ko, ja, en elsewhere; plus the narrow-band files without the VAD (domain CALL) and multi/ in 60 s
+  windows (SORI_ENGINE_WINDOW_S, speech carried across windows);
+- stream: every ko and ja clip as an 8 kHz copy through a streaming session (entry sommers, the VAD off as for
+  domain CALL), 100 ms per step, an interim asked every fifth step: every interim and final.
+
+    flock ~/.sori-bench.lock .venv/bin/python bench/decode_dump.py OUT [--part batch|stream] [--only SUBSTRING]
+
+Then `diff -r BEFORE AFTER`: any difference is a change of output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
+MODEL = os.path.realpath(ROOT / "models" / "whisper-base")  # one path, whichever checkout runs it
+ENTRIES = {
+    "sommers": {"path": MODEL, "device": "cpu", "compute_type": "int8", "beam_size": 5, "cpu_threads": 0, "vad": True},
+    "whisper": {"path": MODEL, "device": "cpu", "compute_type": "int8", "beam_size": 1, "cpu_threads": 0, "vad": True},
+}
+AUDIO = (".wav", ".flac", ".mp3", ".m4a", ".mp4", ".amr", ".awb")
+NARROWBAND = ("formats/picovoice_leopard_test_ko.ulaw8k.wav", "formats/picovoice_leopard_test_ko.amr",
+              "formats/deeply_ko_dialogue_constructed.amr", "untranscribed/vito_java_sample_8k.wav")
+
+
+class Engine:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "python"), "-m", "sori_engine"],
+            cwd=ROOT / "engine",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+        self.n = 0
+        ready = self._line()
+        assert ready.get("event") == "ready", ready
+
+    def _line(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("engine exited")
+        return json.loads(line)
+
+    def call(self, op: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The op's result (or error) and the checkpoints it emitted."""
+        self.n += 1
+        rid = str(self.n)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps({"id": rid, "op": op, "params": params}) + "\n").encode())
+        self.proc.stdin.flush()
+        checkpoints = []
+        while True:
+            msg = self._line()
+            if msg.get("id") != rid:
+                continue
+            if msg.get("event") == "checkpoint":
+                checkpoints.append(msg["checkpoint"])
+            elif "result" in msg or "error" in msg:
+                return msg.get("result") or {"error": msg["error"]}, checkpoints
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def language_of(rel: str) -> str | None:
+    top = rel.split("/")[0]
+    return top if top in ("ko", "ja", "en") else None
+
+
+def batch_params(rel: str, entry: str, vad: bool = True) -> dict[str, Any]:
+    lang = language_of(rel)
+    return {
+        "audio_path": str(TESTDATA / rel),
+        "model": {**ENTRIES[entry], "vad": vad},
+        "language_mode": "fixed" if lang else "multi",
+        "language": lang,
+        "language_candidates": None if lang else ["ko", "ja", "en"],
+        "word_timestamps": True,
+        "initial_prompt": None,
+        "hotwords": None,
+        "max_duration_s": 14400,
+        "checkpoints": True,
+    }
+
+
+def write(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def files(only: str | None) -> list[str]:
+    out = sorted(
+        str(p.relative_to(TESTDATA))
+        for p in TESTDATA.rglob("*")
+        if p.is_file() and p.suffix in AUDIO
+    )
+    return [f for f in out if only is None or only in f]
+
+
+def run_batch(out: Path, only: str | None) -> None:
+    engine = Engine()
+    try:
+        for rel in files(only):
+            for entry in ENTRIES:
+                result, cps = engine.call("transcribe", batch_params(rel, entry))
+                write(out / "batch" / entry / f"{rel}.json", {"result": result, "checkpoints": cps})
+                print(entry, rel, flush=True)
+        for rel in NARROWBAND:
+            if only is None or only in rel:
+                result, cps = engine.call("transcribe", batch_params(rel, "sommers", vad=False))
+                write(out / "batch" / "sommers-novad" / f"{rel}.json", {"result": result, "checkpoints": cps})
+                print("sommers-novad", rel, flush=True)
+    finally:
+        engine.close()
+    windowed = Engine({"SORI_ENGINE_WINDOW_S": "60"})
+    try:
+        for rel in files(only):
+            if rel.startswith("multi/"):
+                result, cps = windowed.call("transcribe", batch_params(rel, "whisper"))
+                write(out / "batch" / "whisper-window60" / f"{rel}.json", {"result": result, "checkpoints": cps})
+                print("whisper-window60", rel, flush=True)
+    finally:
+        windowed.close()
+
+
+def pcm8k(path: Path) -> bytes:
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=8000)
+    chunks: list[np.ndarray] = []
+    with av.open(str(path)) as container:
+        for frame in container.decode(audio=0):
+            chunks.extend(f.to_ndarray()[0] for f in resampler.resample(frame))
+    chunks.extend(f.to_ndarray()[0] for f in resampler.resample(None))
+    return np.concatenate(chunks).astype("<i2").tobytes()
+
+
+def run_stream(out: Path, only: str | None) -> None:
+    engine = Engine()
+    step_bytes = 1600  # 100 ms at 8 kHz
+    try:
+        for rel in files(only):
+            lang = language_of(rel)
+            if lang not in ("ko", "ja"):
+                continue
+            decode = {
+                "model": {**ENTRIES["sommers"], "vad": False},
+                "language_mode": "fixed",
+                "language": lang,
+                "word_timestamps": False,
+            }
+            engine.call("stream_open", {"session": "s", "sample_rate": 8000, "epd_time": 0.5, "decode": decode})
+            pcm = pcm8k(TESTDATA / rel)
+            events: list[Any] = []
+            n = 0
+            for i in range(0, len(pcm), step_bytes):
+                last = i + step_bytes >= len(pcm)
+                item = {
+                    "session": "s",
+                    "pcm": base64.b64encode(pcm[i : i + step_bytes]).decode(),
+                    "interim": n % 5 == 4,
+                    "finish": last,
+                }
+                result, _ = engine.call("stream_step", {"steps": [item]})
+                for r in result["results"]:
+                    r.pop("received_s", None)
+                    events.append({"step": n, **r})
+                n += 1
+            write(out / "stream" / "sommers" / f"{rel}.json", events)
+            print("stream", rel, flush=True)
+    finally:
+        engine.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--part", choices=("batch", "stream", "all"), default="all")
+    ap.add_argument("--only", help="only files whose path contains this")
+    args = ap.parse_args()
+    if args.part in ("batch", "all"):
+        run_batch(args.out, args.only)
+    if args.part in ("stream", "all"):
+        run_stream(args.out, args.only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,410 @@
+"""The engine's one door into faster-whisper and CTranslate2: no other module imports either.
+
+Everything of theirs the engine uses is named here, public API and internals alike, so an upgrade is checked in one
+file. `BatchedInferencePipeline.forward` is not public API: it is copied here from the faster-whisper release named by
+FASTER_WHISPER_VERSION, with the changes KeepTailPipeline's docstring lists. Importing this module fails on any other
+release, so an upgrade cannot silently run an old copy against new internals: diff the new upstream forward() with
+this one, carry the change over, then move FASTER_WHISPER_VERSION and engine/pyproject.toml's pin together.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable
+
+import ctranslate2
+import faster_whisper
+import numpy as np
+from faster_whisper import BatchedInferencePipeline, WhisperModel
+from faster_whisper.audio import pad_or_trim
+from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.transcribe import Segment as FwSegment
+from faster_whisper.transcribe import Word as FwWord
+from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens, restore_speech_timestamps
+from faster_whisper.vad import VadOptions, get_speech_timestamps, get_vad_model
+
+from ..audio import SAMPLE_RATE
+
+__all__ = [
+    "FwSegment",
+    "FwWord",
+    "Tokenizer",
+    "VadOptions",
+    "WhisperModel",
+    "get_speech_timestamps",
+    "get_suppressed_tokens",
+    "get_vad_model",
+    "pad_or_trim",
+    "restore_speech_timestamps",
+]
+
+FASTER_WHISPER_VERSION = "1.2.1"
+
+if faster_whisper.__version__ != FASTER_WHISPER_VERSION:
+    raise ImportError(
+        f"sori_engine.decode.fw copies BatchedInferencePipeline.forward from faster-whisper {FASTER_WHISPER_VERSION}, "
+        f"but {faster_whisper.__version__} is installed: compare the two and update the copy (module docstring)"
+    )
+
+
+class KeepTailPipeline(BatchedInferencePipeline):
+    """faster-whisper's batched pipeline, keeping the text after a clip's last timestamp pair, with the encoder
+    sized to the batch's clips.
+
+    WhisperModel._split_segments_by_timestamps drops an unfinished last segment (text after the last pair of
+    timestamp tokens, with no closing timestamp) because the sequential seek loop decodes it again from the last
+    timestamp. The batched pipeline has no such loop, so upstream those words are lost (the last words of a chunk
+    whose speech runs to its end). Here they become a segment that ends at the clip's end.
+
+    Upstream pads every clip's features to Whisper's 30 s window with zeros. Here the batch is cut to `window_frames`
+    when set (a streaming utterance, streaming.py), else to its longest clip plus `margin_s`, at least `min_s`
+    (`encoder_frames`; DecodeOptions.encoder_margin_s, encoder_min_s): CTranslate2's encoder takes any length up to the window and costs much less
+    than proportionally less on a shorter one (0.87 CPU s for 30 s, 0.34 for 20 s, 0.13 for 10 s), and the decoder's
+    cross-attention shrinks with it. Each clip's frames after its audio are the log-mel of silence (what Whisper's
+    own padding of the audio gives): in a short window, zero features cost accuracy (ko CER 0.201 against 0.157 with
+    silence, docs/streaming.md).
+    forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes, and it tells the encoder each clip's
+    own window.
+
+    On CPU the encoder runs one clip at a time, each in its own window (`encode_clip_by_clip`); the beam search still
+    decodes the batch."""
+
+    def __init__(
+        self, model: WhisperModel, window_frames: int | None = None, margin_s: float = 1.0, min_s: float = 10.0
+    ) -> None:
+        super().__init__(ClipByClipEncoder(model))
+        self.window_frames = window_frames
+        self.margin_s = margin_s
+        self.min_s = min_s
+
+    def frames(self, durations_s: list[float], window_frames: int) -> int:
+        return encoder_frames(durations_s, window_frames, self.model, self.margin_s, self.min_s)
+
+    def forward(self, features, tokenizer, chunks_metadata, options):  # type: ignore[no-untyped-def]
+        frames = self.window_frames or self.frames([m["duration"] for m in chunks_metadata], features.shape[-1])
+        features = silence_padded(features, chunks_metadata, frames, self.model.frames_per_second)
+        if self.window_frames is None:  # a streaming utterance keeps its fixed window
+            self.model.own_frames = [self.frames([m["duration"]], frames) for m in chunks_metadata]
+        try:  # generate_segment_batched calls self.model.encode(features): ClipByClipEncoder.encode
+            encoder_output, outputs = self.generate_segment_batched(features, tokenizer, options)
+        finally:
+            self.model.own_frames = None
+        segmented_outputs = []
+        segment_sizes = []
+        for chunk_metadata, output in zip(chunks_metadata, outputs, strict=False):
+            duration = chunk_metadata["duration"]
+            segment_size = int(np.ceil(duration) * self.model.frames_per_second)
+            segment_sizes.append(segment_size)
+            subsegments = split_keeping_tail(
+                self.model, tokenizer, output["tokens"], chunk_metadata["offset"], segment_size, duration
+            )
+            segmented_outputs.append(
+                [
+                    {
+                        "text": tokenizer.decode(sub["tokens"]),
+                        "avg_logprob": output["avg_logprob"],
+                        "no_speech_prob": output["no_speech_prob"],
+                        "tokens": sub["tokens"],
+                        "start": sub["start"],
+                        "end": sub["end"],
+                        "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
+                        "seek": clip_seek(chunk_metadata["offset"], self.model.frames_per_second),
+                    }
+                    for sub in subsegments
+                ]
+            )
+        if options.word_timestamps:
+            self.last_speech_timestamp = self.model.add_word_timestamps(
+                segmented_outputs,
+                tokenizer,
+                encoder_output,
+                segment_sizes,
+                options.prepend_punctuations,
+                options.append_punctuations,
+                self.last_speech_timestamp,
+            )
+        return segmented_outputs
+
+
+class ClipByClipEncoder:
+    """A WhisperModel whose encode() is `encode_clip_by_clip`, with the clips' own windows while `own_frames` is set
+    (KeepTailPipeline.forward sets it for one batch); everything else is the model's. One per pipeline, so per call."""
+
+    def __init__(self, model: WhisperModel) -> None:
+        self._model = model
+        self.own_frames: list[int] | None = None
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._model, name)
+
+    def encode(self, features: np.ndarray) -> ctranslate2.StorageView:
+        return encode_clip_by_clip(self._model, features, self.own_frames)
+
+
+def encode_clip_by_clip(
+    model: WhisperModel, features: np.ndarray, own_frames: list[int] | None = None
+) -> ctranslate2.StorageView:
+    """The encoder output of a batch of features (batch, mels, frames), the clips encoded one at a time on CPU.
+    There CTranslate2's encoder costs more per clip in a batch than alone (whisper-base int8, 2-core AMD EPYC,
+    CPU s per window alone against in a batch of 4: 0.54 / 0.67 for 30 s, 0.18 / 0.33 for 20 s, 0.12 / 0.22 for
+    15 s; docs/performance.md), while the decoder gains from the batch: the decoder takes the stacked outputs, the
+    batched encoder's to float rounding. On GPU the batch is the gain, and it is encoded whole.
+
+    With `own_frames`, clip i is encoded in its own window of `own_frames[i]` frames (its audio and margin,
+    `encoder_frames`) and its output after that is the encoder output of silence at the same positions
+    (`silence_output`), so that the batch still decodes together: the encoder's cost grows faster than its window
+    (0.07 CPU s for 10 s, 0.18 for 20 s, 0.54 for 30 s), and a 10 s chunk batched with a 30 s one was encoded as 30 s.
+    The decoder's cross-attention reads the filler as the padding it is (docs/performance.md, "Each clip in its own
+    window")."""
+    if model.model.device != "cpu" or features.ndim == 2 or features.shape[0] == 1:
+        return model.encode(features)
+    frames = features.shape[-1]
+    outputs = []
+    for i in range(features.shape[0]):
+        n = frames if own_frames is None else min(own_frames[i], frames)
+        out = np.asarray(model.encode(features[i : i + 1, :, :n]))
+        if n < frames:  # silence_padded set the frames after the clip's audio to its log-mel of silence
+            filler = silence_output(model, features.shape[1], float(features[i, 0, frames - 1]))
+            out = np.concatenate([out, filler[:, out.shape[1] : frames // 2]], axis=1)
+        outputs.append(out)
+    return ctranslate2.StorageView.from_array(np.concatenate(outputs))  # a new, contiguous array
+
+
+class SilenceOutputs:
+    """The encoder output (1, window / 2, d_model) of a whole window of constant features at a level (a clip's
+    log-mel of silence, silence_padded), rounded to `step`, kept per model for the `levels` most recently used
+    levels. Few levels occur (the floor is the clip's loudest feature less 2: -1.0 to -0.5 for speech at usual
+    levels), so each costs one encoder pass over a whole window once (whisper-base: 3 MB each, large-v3: 7.7 MB)."""
+
+    def __init__(self, levels: int = 8, step: float = 0.1) -> None:
+        self.levels = levels
+        self.step = step
+        self._by_model: weakref.WeakKeyDictionary[WhisperModel, OrderedDict[tuple[int, float], np.ndarray]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self, model: WhisperModel, mels: int, level: float) -> np.ndarray:
+        level = round(level / self.step) * self.step
+        cache = self._by_model.setdefault(model, OrderedDict())
+        key = (mels, level)
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            window = np.full((1, mels, model.feature_extractor.nb_max_frames), level, dtype=np.float32)
+            cache[key] = np.asarray(model.encode(window))
+            while len(cache) > self.levels:
+                cache.popitem(last=False)
+        return cache[key]
+
+    def held(self, model: WhisperModel) -> int:
+        """Levels held for `model`."""
+        return len(self._by_model.get(model, ()))
+
+
+SILENCE_OUTPUTS = SilenceOutputs()
+
+
+def silence_output(model: WhisperModel, mels: int, level: float) -> np.ndarray:
+    """The encoder output of a window of silence at `level` (SILENCE_OUTPUTS)."""
+    return SILENCE_OUTPUTS.get(model, mels, level)
+
+
+def encoder_frames(
+    durations_s: list[float], window_frames: int, model: WhisperModel, margin_s: float, min_s: float
+) -> int:
+    """Feature frames the encoder needs for clips of these lengths: the longest plus `margin_s`, at least `min_s`,
+    in whole seconds (an even count: the encoder's first convolution has stride 2), at most the window."""
+    fps = model.frames_per_second
+    needed = math.ceil(max(max(durations_s, default=0.0) + margin_s, min_s)) * fps
+    return int(min(window_frames, needed + needed % 2))
+
+
+def clip_seek(offset_s: float, frames_per_second: int) -> int:
+    """The `seek` every segment of a clip carries: the clip's start (`offset`, seconds) in whole feature frames."""
+    return int(offset_s * frames_per_second)
+
+
+def seek_of_clip(start_s: float, frames_per_second: int) -> int:
+    """The `seek` of a clip passed to `transcribe` as starting at `start_s`: faster-whisper turns the start into
+    whole samples and back into seconds (the clip's `offset`), then `clip_seek`. Not int(start_s * fps): 74.32 s is
+    7431.999... frames in floating point."""
+    return clip_seek(int(start_s * SAMPLE_RATE) / SAMPLE_RATE, frames_per_second)
+
+
+def split_by_timestamps(
+    model: WhisperModel, tokenizer: Tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float
+) -> list[dict]:
+    """faster-whisper's split of a clip's tokens into segments at pairs of timestamp tokens
+    (WhisperModel._split_segments_by_timestamps), which leaves out text after the last pair."""
+    subsegments, _seek, _single_ending = model._split_segments_by_timestamps(
+        tokenizer=tokenizer,
+        tokens=tokens,
+        time_offset=offset,
+        segment_size=segment_size,
+        segment_duration=duration,
+        seek=0,
+    )
+    return subsegments
+
+
+def split_keeping_tail(
+    model: WhisperModel, tokenizer: Tokenizer, tokens: list[int], offset: float, segment_size: int, duration: float
+) -> list[dict]:
+    """`split_by_timestamps`, plus the unfinished last segment it leaves out (from its opening timestamp to the
+    clip's end)."""
+    subsegments = split_by_timestamps(model, tokenizer, tokens, offset, segment_size, duration)
+    used = sum(len(sub["tokens"]) for sub in subsegments)
+    rest = tokens[used:]
+    if subsegments and any(t < tokenizer.eot for t in rest):  # text tokens after the last timestamp pair
+        start = subsegments[-1]["end"]
+        if rest[0] >= tokenizer.timestamp_begin:
+            start = offset + (rest[0] - tokenizer.timestamp_begin) * model.time_precision
+        subsegments.append({"seek": 0, "start": start, "end": max(start, offset + duration), "tokens": rest})
+    return subsegments
+
+
+def silence_padded(features: np.ndarray, chunks_metadata: list[dict], frames: int, fps: float) -> np.ndarray:
+    """`features` (batch, mels, 3000) trimmed to `frames`, each clip's frames after its audio set to the log-mel of
+    silence. The feature extractor floors the log spectrum at its maximum less 8 and maps x to (x + 4) / 4, so
+    silence is the clip's largest feature less 2."""
+    out = np.array(features[..., :frames], dtype=np.float32)
+    for i, meta in enumerate(chunks_metadata):
+        n = min(int(np.ceil(meta["duration"] * fps)), frames)
+        if 0 < n < frames:
+            out[i, :, n:] = out[i, :, :n].max() - 2.0
+    return out
+
+
+def transcribe_clips(
+    model: WhisperModel,
+    audio: np.ndarray,
+    clips: list[tuple[float, float]],
+    *,
+    language: str,
+    beam_size: int,
+    word_timestamps: bool,
+    initial_prompt: str | None,
+    hotwords: str | None,
+    batch_size: int,
+    window_frames: int | None,
+    margin_s: float,
+    min_s: float,
+    max_new_tokens: int | None = None,
+) -> Iterable[FwSegment]:
+    """KeepTailPipeline over `clips` ((start, end) seconds of `audio`), `batch_size` at a time, in an encoder window
+    of `window_frames` (None: each batch's longest clip's, `encoder_frames`), each clip decoded to at most
+    `max_new_tokens` (None: Whisper's limit). A generator: each batch is decoded when its first segment is asked
+    for. Every segment carries its clip's `seek` (`seek_of_clip`)."""
+    segments, _info = KeepTailPipeline(model, window_frames, margin_s, min_s).transcribe(
+        audio,
+        language=language,
+        task="transcribe",
+        beam_size=beam_size,
+        word_timestamps=word_timestamps,
+        initial_prompt=initial_prompt,
+        hotwords=hotwords,
+        clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # the chunks; its own VAD is not run
+        without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+    )
+    return segments
+
+
+def transcribe_sequential(
+    model: WhisperModel,
+    audio: np.ndarray,
+    *,
+    language: str,
+    beam_size: int,
+    word_timestamps: bool,
+    initial_prompt: str | None,
+    hotwords: str | None,
+    temperatures: list[float],
+    log_prob_threshold: float,
+    no_speech_threshold: float,
+    seed: int,
+) -> list[FwSegment]:
+    """WhisperModel.transcribe's seek loop over speech-only `audio`, with its temperature fallback; the sampling
+    passes seeded with `seed`, so the same audio gives the same text in every process."""
+    ctranslate2.set_random_seed(seed)
+    segments, _info = model.transcribe(
+        audio,
+        language=language,
+        task="transcribe",
+        beam_size=beam_size,
+        # Conditioning on the previous window's text is what makes Whisper loop on a hallucination; without it a
+        # bad window stays a bad window.
+        condition_on_previous_text=False,
+        word_timestamps=word_timestamps,
+        initial_prompt=initial_prompt,
+        hotwords=hotwords,
+        vad_filter=False,  # `audio` is already speech only
+        temperature=temperatures,
+        log_prob_threshold=log_prob_threshold,
+        no_speech_threshold=no_speech_threshold,
+    )
+    return list(segments)
+
+
+def language_scores(model: WhisperModel, audio: np.ndarray) -> list[tuple[str, float]]:
+    """Whisper's language probabilities ([(code, p)], highest first) from the first 30 s window of `audio`.
+
+    WhisperModel.detect_language is not used because for 30 s or more of input its feature extractor yields one
+    frame more than a window, and when the first window is not confident it reports the probabilities of that
+    near-empty second window."""
+    fe = model.feature_extractor
+    features = fe(audio[: fe.n_samples])[..., : fe.nb_max_frames]
+    encoder_output = model.encode(pad_or_trim(features))
+    results = model.model.detect_language(encoder_output)[0]  # [("<|en|>", p), ...], highest first
+    return [(token[2:-2], float(p)) for token, p in results]
+
+
+def silence_padded_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
+    """Log-mel features of `audio` in a window of `frames` frames, padded with the log-mel of silence (the
+    extractor floors the log spectrum at its maximum less 8 and maps x to (x + 4) / 4: silence is the maximum less
+    2)."""
+    feats = model.feature_extractor(audio)[:, :frames]
+    out = np.empty((feats.shape[0], frames), dtype=np.float32)
+    out[:, : feats.shape[1]] = feats
+    out[:, feats.shape[1] :] = feats.max() - 2.0 if feats.size else 0.0
+    return out
+
+
+def greedy_texts(
+    model: WhisperModel,
+    audios: list[np.ndarray],
+    frames: int,
+    *,
+    language: str,
+    initial_prompt: str | None,
+    hotwords: str | None,
+    max_new_tokens: int,
+) -> list[tuple[str, float, float]]:
+    """One greedy pass without timestamps over each of `audios`, laid in windows of `frames` feature frames and
+    decoded as one batch: (text, avg_logprob, no_speech_prob) each, avg_logprob as faster-whisper computes it
+    (length penalty 1). `max_new_tokens` is capped at what Whisper's context leaves after the prompt."""
+    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+    previous = tokenizer.encode(" " + initial_prompt.strip()) if initial_prompt else []
+    prompt = model.get_prompt(tokenizer, previous, without_timestamps=True, hotwords=hotwords)
+    features = np.stack([silence_padded_features(model, a, frames) for a in audios])
+    encoded = encode_clip_by_clip(model, features)
+    new_tokens = min(model.max_length - len(prompt), max_new_tokens)
+    results = model.model.generate(
+        encoded,
+        [prompt] * len(audios),
+        beam_size=1,
+        max_length=len(prompt) + new_tokens,
+        suppress_blank=True,
+        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
+        return_scores=True,
+        return_no_speech_prob=True,
+    )
+    out = []
+    for r in results:
+        tokens = [t for t in r.sequences_ids[0] if t < tokenizer.eot]
+        text = tokenizer.decode(tokens).strip()
+        out.append((text, r.scores[0] * len(tokens) / (len(tokens) + 1), r.no_speech_prob))
+    return out

@@ -1,0 +1,231 @@
+"""Stage 3, batched rounds: chunks decoded with faster-whisper's batched pipeline, `batch_size` at a time, in rounds.
+
+A batched pass is one greedy/beam pass per chunk at temperature 0 with no seek loop, so two things
+WhisperModel.transcribe's loop does are done here: the unfinished last segment of a chunk is kept
+(fw.KeepTailPipeline), and the speech of a chunk after its last decoded segment (when at least `tail_s` of it is
+left and it holds a word) is decoded on in another round, as a chunk of its own (a rest). A chunk whose result the
+verdicts find suspect is decoded again alone (`decode_again`).
+
+`decode` takes the chunks of several owners (`Job`: a request's window, or several requests' windows) that share
+their decode settings (`Settings`), batches them together and gives each owner its own segments: what the owner
+gets when decoded alone, so batching across jobs is a matter of scheduling. One job per call is what `transcribe`
+does today.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import hallucination, rest_echo
+from ..audio import SAMPLE_RATE
+from . import verdicts
+from .fw import FwSegment, WhisperModel, encoder_frames, restore_speech_timestamps, seek_of_clip, transcribe_clips
+from .fw import transcribe_sequential as fw_sequential
+from .options import DecodeOptions
+from .placement import shift, within
+from .windows import Region, after, cut, samples
+
+SR = SAMPLE_RATE
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every chunk of one decode shares."""
+
+    model: WhisperModel
+    language: str
+    beam_size: int
+    word_timestamps: bool
+    initial_prompt: str | None
+    hotwords: str | None
+    options: DecodeOptions
+    window_frames: int | None = None  # a fixed encoder window (a streaming utterance's); None: sized to each batch
+    # The batched pass (fw.transcribe_clips): a test of what is done with its output stands in a fixed one.
+    batched: Callable[..., Iterable[FwSegment]] = transcribe_clips
+
+
+def _nothing(_sample: int) -> None:
+    pass
+
+
+@dataclass
+class Job:
+    """One owner's chunks: lists of speech regions of `audio` (window samples, at most `chunk_s` of speech each).
+    `speech_map`: Silero's probabilities of `audio` (verdicts.without_text_past_end; None: times are only kept
+    inside their chunk). `reached(sample)` is told, as each batch comes in, the sample of `audio` up to which its
+    chunks have been decoded (for progress)."""
+
+    audio: np.ndarray
+    chunks: list[list[Region]]
+    speech_map: hallucination.SpeechMap | None = None
+    reached: Callable[[int], None] = field(default=_nothing)
+
+
+@dataclass
+class Item:
+    """A chunk tagged by its owner (an index into the jobs), with, for a rest, the text before it."""
+
+    owner: int
+    chunk: list[Region]
+    before: FwSegment | None = None  # a rest's text before it: its chunk's last segment
+
+
+def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
+    """Each job's segments (faster-whisper's, in the time of its `audio`, in time order), its chunks decoded in
+    batches together with the other jobs' chunks, in rounds."""
+    o = s.options
+    out: list[list[FwSegment]] = [[] for _ in jobs]
+    items = [Item(j, chunk) for j, job in enumerate(jobs) for chunk in job.chunks]
+    for round_ in range(o.max_rounds):
+        if not items:
+            break
+        tails: list[Item] = []
+        for item, segs in zip(items, decode_once(s, jobs, items, round_ > 0), strict=True):
+            audio = jobs[item.owner].audio
+            segs = rest_echo.without_echo(segs, item.before, o.rest_echo_words) if item.before else segs
+            out[item.owner].extend(segs)
+            said = [fw for fw in segs if fw.text.strip()]
+            if not said:  # nothing recognizable in it: decoding it again would only repeat that
+                continue
+            rest = after(item.chunk, int(max(fw.end for fw in said) * SR))
+            if samples(rest) >= o.tail_s * SR and verdicts.holds_a_word(cut(audio, rest)):
+                tails.append(Item(item.owner, rest, max(said, key=lambda fw: fw.end)))
+        if not tails or round_ + 1 == o.max_rounds:
+            break
+        items = tails
+    for segs in out:
+        segs.sort(key=lambda fw: fw.start)
+    return out
+
+
+def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) -> list[list[FwSegment]]:
+    """One batched pass over `items`: each chunk's speech regions are laid end to end as one clip; returns the
+    segments of each chunk in its job's time. A chunk whose result is suspect is decoded again alone; for `rests`
+    (the speech after an early stop, often a second or two) that would cost a full window each, so only their
+    loops and made-up text are dropped (verdicts.hallucinated, verdicts.ran_to_cap). Segment times are kept inside
+    their chunk's speech (placement.within); with the job's speech map, text timed past its chunk's end with no
+    word's speech left for it is dropped (verdicts.without_text_past_end)."""
+    o = s.options
+    if len({item.owner for item in items}) <= 1:
+        owner = items[0].owner if items else 0
+        speech = cut(jobs[owner].audio, [r for item in items for r in item.chunk]) if items else np.zeros(0, np.float32)
+    else:
+        speech = np.concatenate([cut(jobs[item.owner].audio, item.chunk) for item in items])
+    clips: list[tuple[float, float]] = []
+    pos = 0
+    for item in items:
+        size = samples(item.chunk)
+        clips.append((pos / SR, (pos + size) / SR))
+        pos += size
+    longest: dict[int, float] = {}
+    for item, (a, b) in zip(items, clips, strict=True):
+        longest[item.owner] = max(longest.get(item.owner, 0.0), b - a)
+    max_length = s.model.max_length
+    cap = verdicts.rest_tokens(max(longest.values()), max_length, o) if rests and items else None
+    own_cap = {j: verdicts.rest_tokens(d, max_length, o) for j, d in longest.items()} if rests else {}
+    batched = _clips(s, speech, clips, s.window_frames, 2 * cap if cap else None)
+    per_clip: list[list[FwSegment]] = [[] for _ in clips]
+    # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
+    # feature frames, computed as the pipeline computes it. Not by its times: a clip's first segment starts at the
+    # clip's start rounded to 3 decimals, which can fall just before it, and a last segment can run past its clip's
+    # end (Whisper's last timestamp may point into the padding). Nor by comparing `seek` with the starts: a clip
+    # starting on a frame boundary (74.32 s) has seek 7431 by float rounding.
+    clip_of = {seek_of_clip(a, s.model.frames_per_second): i for i, (a, _b) in enumerate(clips)}
+    bs = o.batch_size
+    for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
+        i = clip_of[fw.seek]
+        per_clip[i].append(fw)
+        ends: dict[int, int] = {}  # a segment of clip i: its whole batch is decoded
+        for item in items[i // bs * bs : min(len(items), (i // bs + 1) * bs)]:
+            ends[item.owner] = item.chunk[-1]["end"]
+        for j, end in ends.items():
+            jobs[j].reached(end)
+    out: list[list[FwSegment]] = []
+    for i, (item, (a, b), segs) in enumerate(zip(items, clips, per_clip, strict=True)):
+        if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
+            segs = (
+                []
+                if verdicts.ran_to_cap(segs, own_cap[item.owner])
+                else [shift(fw, -a) for fw in segs if not verdicts.hallucinated(fw, o)]
+            )
+        elif verdicts.suspect(segs, a, b, o):
+            kept = verdicts.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
+            batch = clips[i // bs * bs : (i // bs + 1) * bs]
+            segs = (
+                [shift(fw, -a) for fw in kept] if kept else decode_again(s, speech[int(a * SR) : int(b * SR)], batch)[0]
+            )
+        else:
+            segs = [shift(fw, -a) for fw in segs]
+        overran = [fw.end > b - a for fw in segs]
+        segs = [within(fw, b - a) for fw in segs]
+        mapped = list(restore_speech_timestamps(segs, item.chunk, SR))  # chunk time -> the job's time
+        speech_map = jobs[item.owner].speech_map
+        out.append(verdicts.without_text_past_end(mapped, overran, speech_map) if speech_map is not None else mapped)
+    return out
+
+
+def _clips(
+    s: Settings,
+    audio: np.ndarray,
+    clips: list[tuple[float, float]],
+    window_frames: int | None,
+    max_new_tokens: int | None = None,
+) -> Iterable[FwSegment]:
+    o = s.options
+    return s.batched(
+        s.model,
+        audio,
+        clips,
+        language=s.language,
+        beam_size=s.beam_size,
+        word_timestamps=s.word_timestamps,
+        initial_prompt=s.initial_prompt,
+        hotwords=s.hotwords,
+        batch_size=o.batch_size,
+        window_frames=window_frames,
+        margin_s=o.encoder_margin_s,
+        min_s=o.encoder_min_s,
+        max_new_tokens=max_new_tokens,
+    )
+
+
+def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]) -> tuple[list[FwSegment], str]:
+    """A suspect clip decoded again: first alone in its own encoder window, when that is shorter than its batch's
+    (the batch's window is its longest clip's), then, if the result still looks wrong, sequentially with the
+    temperature fallback. Greedy decoding can stop after a word or two on a clip that decodes well in another
+    window; a pass in the short window costs what its encoder and one clip's decode do, where the sequential decode
+    always pays for a 30 s window (docs/performance.md, "A suspect chunk"). Returns the segments and which decode
+    gave them: "own window" or "sequential"."""
+    o = s.options
+    model = s.model
+    duration = clip.shape[0] / SR
+    full = model.feature_extractor.nb_max_frames
+    own = encoder_frames([duration], full, model, o.encoder_margin_s, o.encoder_min_s)
+    batch_frames = encoder_frames([b - a for a, b in batch], full, model, o.encoder_margin_s, o.encoder_min_s)
+    if s.window_frames is None and own < batch_frames:
+        again = list(_clips(s, clip, [(0.0, duration)], own))
+        if not verdicts.suspect(again, 0.0, duration, o):
+            return again, "own window"
+    return decode_sequential(s, clip), "sequential"
+
+
+def decode_sequential(s: Settings, audio: np.ndarray) -> list[FwSegment]:
+    """WhisperModel.transcribe over `audio` with the temperature fallback (0.0 then up by 0.2, `fallback_steps`
+    more) and faster-whisper's own gates at the options' thresholds."""
+    o = s.options
+    return fw_sequential(
+        s.model,
+        audio,
+        language=s.language,
+        beam_size=s.beam_size,
+        word_timestamps=s.word_timestamps,
+        initial_prompt=s.initial_prompt,
+        hotwords=s.hotwords,
+        temperatures=[round(0.2 * i, 1) for i in range(o.fallback_steps + 1)],
+        log_prob_threshold=o.min_logprob,
+        no_speech_threshold=o.no_speech_prob,
+        seed=o.sampling_seed,
+    )

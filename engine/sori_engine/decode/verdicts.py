@@ -1,0 +1,139 @@
+"""Verdicts: every check of decoded output, each a plain function of segments (and the speech map), used by the
+batched rounds and by streaming alike. The file-level rules that run last over the whole transcript (loops, the bag
+of hallucinations, text on no speech, unsure text on a tail) are `hallucination.clean`.
+
+- `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay);
+- `before_loop`: the part of a confident pass before the loop it ends in;
+- `replay_start`: where a run of segments starts that only says again what the clip said before;
+- `hallucinated`: faster-whisper's no-speech rule and the loop rule, for one segment of a rest;
+- `on_no_speech`: faster-whisper's no-speech rule on its own (an interim);
+- `ran_to_cap` / `rest_tokens`: a rest decoded to its token limit is a loop;
+- `holds_a_word`: whether speech after a chunk's last segment is worth decoding on;
+- `without_text_past_end` / `said_past_end`: text Whisper went on writing after a chunk's speech.
+
+Thresholds are DecodeOptions fields; docs/engine.md ("Verdicts") has why each is what it is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import hallucination
+from .fw import FwSegment
+from .options import DecodeOptions
+
+
+def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOptions) -> bool:
+    """A batched clip result worth a second decode (rounds.decode_again): nothing at all from a clip with speech, a
+    repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
+    fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
+    texts = [fw for fw in segments if fw.text.strip()]
+    if not texts:
+        return end_s - start_s >= o.missing_s
+    return (
+        any(fw.compression_ratio > o.max_compression or fw.avg_logprob < o.min_logprob for fw in texts)
+        or replay_start(texts, end_s, o) is not None
+    )
+
+
+def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> int | None:
+    """The index of the first segment of a replay: a run of consecutive segments each of whose text (normalized) is
+    already in the text before the run, `replay_min_chars` or more in all, over less of the clip's audio (up to
+    `end_s`) than `replay_chars_per_s` allows; None when there is none. Each segment alone may be short ("와 진짜
+    용라운" again, then the next two sentences again as one segment). The model lost its place and wrote earlier
+    text again over audio that cannot hold it; a person repeating a greeting stays under the length, and speech
+    said again at a speaking pace under the rate."""
+    said = [hallucination.normalize(fw.text) for fw in segments]
+    k = 0
+    while k < len(said):
+        before = "".join(said[:k])
+        end = k
+        while end < len(said) and said[end] and said[end] in before:
+            end += 1
+        chars = sum(len(t) for t in said[k:end])
+        if chars >= o.replay_min_chars:
+            span = min(segments[end - 1].end, end_s) - segments[k].start
+            if chars > o.replay_chars_per_s * max(span, 0.0):
+                return k
+        k = max(end, k + 1)
+    return None
+
+
+def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> list[FwSegment]:
+    """The segments of a confident pass before the one where a repetition loop starts (a segment over
+    `max_compression`, one that says again what an earlier one said, or the first of a replay: `replay_start`);
+    none when the pass is not confident or the loop starts at once. `end_s`: the clip's end. A loop is how greedy
+    and beam decoding end a clip they lost their place in: what came before it was decoded like any clip's text, and
+    the sequential re-decode of the whole clip can lose it (docs/performance.md, "A loop cut where it starts")."""
+    texts = [fw for fw in segments if fw.text.strip()]
+    if not texts or any(fw.avg_logprob < o.min_logprob for fw in texts):
+        return []
+    replay = replay_start(texts, end_s, o)
+    replayed = texts[replay] if replay is not None else None
+    seen: set[str] = set()
+    for k, fw in enumerate(segments):
+        said = hallucination.normalize(fw.text)
+        if fw.compression_ratio > o.max_compression or (said and said in seen) or fw is replayed:
+            return segments[:k] if any(x.text.strip() for x in segments[:k]) else []
+        seen.add(said)
+    return []
+
+
+def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) -> bool:
+    """WhisperModel.transcribe's no-speech rule: the model thinks there is no speech and is unsure of its text."""
+    return no_speech_prob > o.no_speech_prob and avg_logprob < o.min_logprob
+
+
+def hallucinated(fw: FwSegment, o: DecodeOptions) -> bool:
+    """A repetition loop (seen on a 0.6 s rest of breath: "はぁぁぁ..."), or text the model made up from silence
+    (seen: "Thank you very much." on 1.1 s after the last word): `on_no_speech`."""
+    return fw.compression_ratio > o.max_compression or on_no_speech(fw.no_speech_prob, fw.avg_logprob, o)
+
+
+def rest_tokens(duration_s: float, max_length: int, o: DecodeOptions) -> int | None:
+    """The most tokens rests of up to `duration_s` of speech can hold (`rest_tokens_per_s`, `rest_tokens_min`), None
+    where that is more than a decode can be capped at. The cap passed as `max_new_tokens` is twice that: CTranslate2
+    4.8's Whisper stops at half of the prompt and `max_new_tokens` together, so a loop ends just past the limit, and
+    one that ran the whole cap would be over it too. At most half of Whisper's context (`max_length`), which leaves
+    the prompt (hotwords, initial prompt: at most half too) its room."""
+    limit = math.ceil(o.rest_tokens_per_s * duration_s) + o.rest_tokens_min
+    return limit if 2 * limit <= max_length // 2 else None
+
+
+def ran_to_cap(segments: list[FwSegment], cap: int | None) -> bool:
+    """A rest decoded to its token limit (`rest_tokens`): all its tokens went to a repetition loop."""
+    return cap is not None and sum(len(fw.tokens) for fw in segments) >= cap
+
+
+def holds_a_word(rest_audio: np.ndarray) -> bool:
+    """Whether the speech after a chunk's last segment has a word's worth of speech frames of its own. The VAD's
+    regions carry padding and the last word's hang-over; decoded on, 1.2 s holding 0.06 s of speech gave a
+    confident invented `さっきは、` after ja/common_voice_ja_38852485 (docs/engine.md)."""
+    return hallucination.own_speech_s(rest_audio) >= hallucination.MIN_WORD_SPEECH_S
+
+
+def without_text_past_end(
+    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap
+) -> list[FwSegment]:
+    """One chunk's segments (window time, in order) less those that `overran` its end and `said_past_end`, each
+    measured from the end of the segment before it (its own start for the first)."""
+    kept: list[FwSegment] = []
+    since = segments[0].start if segments else 0.0
+    for fw, past in zip(segments, overran, strict=True):
+        if not (past and said_past_end(fw, min(since, fw.start), speech)):
+            kept.append(fw)
+        since = fw.end
+    return kept
+
+
+def said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap) -> bool:
+    """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
+    text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
+    there is not a word's worth of speech frames (MIN_WORD_SPEECH_S, what a rest needs to be decoded on at all).
+    The file-level rule 4 asks this only of unsure segments, but a batched chunk's segments share one avg_logprob,
+    so an invented last segment of a confident chunk passed it (docs/performance.md). Counted from the segment
+    before, as a word's worth: a real "Thank you." said right after the sentence before it is timed from that
+    sentence's end and has 0.32 s of speech frames there."""
+    return speech.seconds(since, fw.end) < hallucination.MIN_WORD_SPEECH_S
