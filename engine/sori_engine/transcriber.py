@@ -25,7 +25,7 @@ import numpy as np
 from . import audio as audio_io
 from . import checkpoint, hallucination, models, phone
 from .decode import placement, rounds
-from .decode.fw import WhisperModel
+from .decode.fw import Prompting, WhisperModel
 from .decode.language import Languages, check_languages
 from .decode.options import DecodeOptions
 from .decode.windows import Window, group, skip_to, windows
@@ -179,16 +179,8 @@ def _decode_window(
     job = rounds.Job(window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SR))
     out: list[Segment] = []
     for language, lang_chunks in by_language.items():
-        settings = rounds.Settings(
-            model,
-            language,
-            req.model.beam_size,
-            req.word_timestamps,
-            req.initial_prompt,
-            req.hotwords,
-            o,
-            window_frames,
-        )
+        prompting = Prompting(language, req.model.beam_size, req.word_timestamps, req.initial_prompt, req.hotwords)
+        settings = rounds.Settings(model, prompting, o, window_frames)
         job.chunks = lang_chunks
         decoded = rounds.decode(settings, [job])[0]
         hook("rounds", decoded)

@@ -24,7 +24,7 @@ from fw_segments import fw_segment
 from sori_engine import audio as audio_io
 from sori_engine import hallucination, models
 from sori_engine.decode import rounds
-from sori_engine.decode.fw import FwSegment
+from sori_engine.decode.fw import FwSegment, Prompting
 from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import ModelConfig
 
@@ -107,7 +107,7 @@ def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, m
     audio[second_start:] = jfk
     chunks = [[{"start": 0, "end": first_end}], [{"start": second_start, "end": audio.shape[0]}]]
     wm = models.get_model(ModelConfig(**model))
-    settings = rounds.Settings(wm, "en", model["beam_size"], False, None, None, DEFAULT)
+    settings = rounds.Settings(wm, Prompting("en", model["beam_size"], False), DEFAULT)
     out = rounds.decode_once(settings, [rounds.Job(audio, chunks)], [rounds.Item(0, c) for c in chunks], False)
     texts = [" ".join(fw.text for fw in segs) for segs in out]
     assert transcripts.cer(texts[0], transcripts.reference(testdata, LIBRI)) <= 0.5, texts[0]
@@ -128,6 +128,6 @@ def _decode_once_on(
         return fake
 
     model = SimpleNamespace(frames_per_second=100, max_length=448)
-    settings = rounds.Settings(model, "ko", 5, False, None, None, DEFAULT, batched=batched)  # type: ignore[arg-type]
+    settings = rounds.Settings(model, Prompting("ko", 5, False), DEFAULT, batched=batched)  # type: ignore[arg-type]
     job = rounds.Job(np.zeros(samples, dtype=np.float32), chunks, speech)
     return rounds.decode_once(settings, [job], [rounds.Item(0, c) for c in chunks], False)

@@ -14,7 +14,7 @@ import transcripts
 from sori_engine import audio as audio_io
 from sori_engine import models
 from sori_engine.decode import fw, rounds
-from sori_engine.decode.fw import WhisperModel
+from sori_engine.decode.fw import Prompting, WhisperModel
 from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import ModelConfig
 
@@ -77,7 +77,7 @@ def test_a_batch_of_a_short_and_a_long_clip_decodes_both(model_dir: Path, testda
         [{"start": 0, "end": jfk.shape[0]}],
         [{"start": jfk.shape[0] + SR, "end": jfk.shape[0] + SR + 28 * SR}],
     ]
-    settings = rounds.Settings(_cpu_model(model_dir), "en", 1, False, None, None, DEFAULT)
+    settings = rounds.Settings(_cpu_model(model_dir), Prompting("en", 1, False), DEFAULT)
     out = rounds.decode_once(settings, [rounds.Job(audio, chunks)], [rounds.Item(0, c) for c in chunks], False)
     jfk_text = " ".join(fw.text for fw in out[0])
     call_text = " ".join(fw.text.strip() for fw in out[1])

@@ -14,7 +14,7 @@ from fw_segments import fw_segment
 from sori_engine import audio as audio_io
 from sori_engine import models
 from sori_engine.decode import rounds
-from sori_engine.decode.fw import FwSegment
+from sori_engine.decode.fw import FwSegment, Prompting
 from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.verdicts import before_loop, replay_start, suspect
 from sori_engine.protocol import ModelConfig
@@ -27,7 +27,7 @@ def _again(
     clip: np.ndarray, model: dict[str, Any], batch: list[tuple[float, float]], window_frames: int | None = None
 ) -> tuple[list[FwSegment], str]:
     wm = models.get_model(ModelConfig(**model))
-    settings = rounds.Settings(wm, "en", model["beam_size"], False, None, None, DEFAULT, window_frames)
+    settings = rounds.Settings(wm, Prompting("en", model["beam_size"], False), DEFAULT, window_frames)
     return rounds.decode_again(settings, clip, batch)
 
 

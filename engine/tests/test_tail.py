@@ -23,7 +23,7 @@ from transcripts import missing_tail, reference
 from sori_engine import audio as audio_io
 from sori_engine import models
 from sori_engine.decode import fw, rounds, verdicts
-from sori_engine.decode.fw import Tokenizer
+from sori_engine.decode.fw import Prompting, Tokenizer
 from sori_engine.decode.options import DEFAULT, DecodeOptions
 from sori_engine.protocol import ModelConfig
 
@@ -120,7 +120,7 @@ def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[
     wm = models.get_model(ModelConfig(**model))
 
     def rest_text(options: DecodeOptions) -> str:
-        settings = rounds.Settings(wm, "en", model["beam_size"], False, None, None, options)
+        settings = rounds.Settings(wm, Prompting("en", model["beam_size"], False), options)
         out = rounds.decode_once(settings, [rounds.Job(jfk, chunks)], [rounds.Item(0, chunks[0])], True)
         return " ".join(fw.text for fw in out[0])
 

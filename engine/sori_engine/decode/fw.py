@@ -13,6 +13,8 @@ import math
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import ctranslate2
 import faster_whisper
@@ -277,16 +279,34 @@ def silence_padded(features: np.ndarray, chunks_metadata: list[dict], frames: in
     return out
 
 
+@dataclass(frozen=True)
+class Prompting:
+    """What a decode is asked for besides its audio: the same for every clip of a batch."""
+
+    language: str  # a language code Whisper knows
+    beam_size: int  # 1: greedy
+    word_timestamps: bool  # words with times (faster-whisper's cross-attention alignment)
+    initial_prompt: str | None = None  # text before the audio, as the decoder's context
+    hotwords: str | None = None  # faster-whisper's hotwords, used without a prompt
+
+    def arguments(self) -> dict[str, Any]:
+        """WhisperModel.transcribe's and BatchedInferencePipeline.transcribe's arguments for these."""
+        return {
+            "language": self.language,
+            "task": "transcribe",
+            "beam_size": self.beam_size,
+            "word_timestamps": self.word_timestamps,
+            "initial_prompt": self.initial_prompt,
+            "hotwords": self.hotwords,
+        }
+
+
 def transcribe_clips(
     model: WhisperModel,
     audio: np.ndarray,
     clips: list[tuple[float, float]],
+    prompting: Prompting,
     *,
-    language: str,
-    beam_size: int,
-    word_timestamps: bool,
-    initial_prompt: str | None,
-    hotwords: str | None,
     batch_size: int,
     window_frames: int | None,
     margin_s: float,
@@ -299,12 +319,7 @@ def transcribe_clips(
     for. Every segment carries its clip's `seek` (`seek_of_clip`)."""
     segments, _info = KeepTailPipeline(model, window_frames, margin_s, min_s).transcribe(
         audio,
-        language=language,
-        task="transcribe",
-        beam_size=beam_size,
-        word_timestamps=word_timestamps,
-        initial_prompt=initial_prompt,
-        hotwords=hotwords,
+        **prompting.arguments(),
         clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # the chunks; its own VAD is not run
         without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
         batch_size=batch_size,
@@ -316,12 +331,8 @@ def transcribe_clips(
 def transcribe_sequential(
     model: WhisperModel,
     audio: np.ndarray,
+    prompting: Prompting,
     *,
-    language: str,
-    beam_size: int,
-    word_timestamps: bool,
-    initial_prompt: str | None,
-    hotwords: str | None,
     temperatures: list[float],
     log_prob_threshold: float,
     no_speech_threshold: float,
@@ -332,15 +343,10 @@ def transcribe_sequential(
     ctranslate2.set_random_seed(seed)
     segments, _info = model.transcribe(
         audio,
-        language=language,
-        task="transcribe",
-        beam_size=beam_size,
+        **prompting.arguments(),
         # Conditioning on the previous window's text is what makes Whisper loop on a hallucination; without it a
         # bad window stays a bad window.
         condition_on_previous_text=False,
-        word_timestamps=word_timestamps,
-        initial_prompt=initial_prompt,
-        hotwords=hotwords,
         vad_filter=False,  # `audio` is already speech only
         temperature=temperatures,
         log_prob_threshold=log_prob_threshold,

@@ -22,7 +22,15 @@ import numpy as np
 from .. import hallucination, rest_echo
 from ..audio import SAMPLE_RATE
 from . import verdicts
-from .fw import FwSegment, WhisperModel, encoder_frames, restore_speech_timestamps, seek_of_clip, transcribe_clips
+from .fw import (
+    FwSegment,
+    Prompting,
+    WhisperModel,
+    encoder_frames,
+    restore_speech_timestamps,
+    seek_of_clip,
+    transcribe_clips,
+)
 from .fw import transcribe_sequential as fw_sequential
 from .options import DecodeOptions
 from .placement import shift, within
@@ -33,14 +41,10 @@ SR = SAMPLE_RATE
 
 @dataclass(frozen=True)
 class Settings:
-    """What every chunk of one decode shares."""
+    """What every chunk of one decode shares: jobs whose settings are equal can be decoded together."""
 
     model: WhisperModel
-    language: str
-    beam_size: int
-    word_timestamps: bool
-    initial_prompt: str | None
-    hotwords: str | None
+    prompting: Prompting
     options: DecodeOptions
     window_frames: int | None = None  # a fixed encoder window (a streaming utterance's); None: sized to each batch
     # The batched pass (fw.transcribe_clips): a test of what is done with its output stands in a fixed one.
@@ -179,11 +183,7 @@ def _clips(
         s.model,
         audio,
         clips,
-        language=s.language,
-        beam_size=s.beam_size,
-        word_timestamps=s.word_timestamps,
-        initial_prompt=s.initial_prompt,
-        hotwords=s.hotwords,
+        s.prompting,
         batch_size=o.batch_size,
         window_frames=window_frames,
         margin_s=o.encoder_margin_s,
@@ -219,11 +219,7 @@ def decode_sequential(s: Settings, audio: np.ndarray) -> list[FwSegment]:
     return fw_sequential(
         s.model,
         audio,
-        language=s.language,
-        beam_size=s.beam_size,
-        word_timestamps=s.word_timestamps,
-        initial_prompt=s.initial_prompt,
-        hotwords=s.hotwords,
+        s.prompting,
         temperatures=[round(0.2 * i, 1) for i in range(o.fallback_steps + 1)],
         log_prob_threshold=o.min_logprob,
         no_speech_threshold=o.no_speech_prob,
