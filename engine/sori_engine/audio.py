@@ -121,6 +121,38 @@ def measure(path: str, max_duration_s: float | None = None) -> float:
     return sum(block.shape[0] for block in stream(path, max_duration_s)) / SAMPLE_RATE
 
 
+def probe_or_none(path: str) -> ProbeResult | None:
+    """`probe`, or None where the container cannot be read: the decoder then gives the precise error."""
+    try:
+        return probe(path)
+    except EngineError:
+        return None
+
+
+def expected_duration(path: str, max_duration_s: float | None, info: ProbeResult | None) -> float | None:
+    """The container's duration (`info`) when it can be trusted to be within the limit; else the decoded length,
+    measured in a decode-only pass (cheap next to recognition), so that an over-long file fails before any
+    recognition work and progress has a denominator. A container that understates its length is caught while
+    streaming."""
+    declared = info.duration_s if info is not None else None
+    if declared is not None and declared > 0 and (max_duration_s is None or declared <= max_duration_s):
+        return declared
+    return measure(path, max_duration_s)
+
+
+def head(path: str, seconds: float, max_duration_s: float | None = None, channel: int | None = None) -> np.ndarray:
+    """The first `seconds` of the file, decoded (only as many blocks as that takes)."""
+    want = int(seconds * SAMPLE_RATE)
+    got: list[np.ndarray] = []
+    size = 0
+    for block in stream(path, max_duration_s, channel):
+        got.append(block)
+        size += block.shape[0]
+        if size >= want:
+            break
+    return np.concatenate(got)[:want] if got else np.zeros(0, dtype=np.float32)
+
+
 def decode(path: str, max_duration_s: float | None = None, channel: int | None = None) -> np.ndarray:
     """The whole file as one 16 kHz float32 array (tests and benchmarks; the transcriber streams)."""
     blocks = list(stream(path, max_duration_s, channel))

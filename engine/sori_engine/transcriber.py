@@ -27,9 +27,8 @@ from . import checkpoint, hallucination, models, phone
 from .decode import placement, rounds
 from .decode.fw import Prompting, WhisperModel
 from .decode.language import Languages, check_languages
-from .decode.options import DecodeOptions
 from .decode.windows import Window, group, skip_to, windows
-from .protocol import EngineError, ProbeResult, Segment, TranscribeParams, TranscribeResult
+from .protocol import Segment, TranscribeParams, TranscribeResult
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +72,9 @@ def transcribe(
     """`req.audio_path` transcribed; `emit_progress` gets the fraction done at most every `progress_interval_s`."""
     model = models.get_model(req.model)
     check_languages(req, model.supported_languages)
-    info = _probe(req.audio_path)
-    progress = ProgressReporter(emit_progress, _expected_duration(req, info), progress_interval_s)
+    info = audio_io.probe_or_none(req.audio_path)
+    expected_s = audio_io.expected_duration(req.audio_path, req.max_duration_s, info)
+    progress = ProgressReporter(emit_progress, expected_s, progress_interval_s)
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
     return _run(model, req, blocks, phone.narrowband_container(info), progress, emit_checkpoint, hook=hook)
 
@@ -120,12 +120,8 @@ def _run(
     head: np.ndarray | None = None  # the file's first 30 s, to detect on when no speech is found
     resumed = checkpoint.restore(req.resume_from, ckey)
     if resumed is not None:
-        segments, total, index, start = (
-            list(resumed.segments),
-            resumed.total_samples,
-            resumed.count,
-            resumed.offset_sample,
-        )
+        segments, total = list(resumed.segments), resumed.total_samples
+        index, start = resumed.count, resumed.offset_sample
         languages.restore(resumed.language, resumed.probs, resumed.weighted)
         for offset, part in resumed.speech:
             speech.add_probs(offset, part)
@@ -148,7 +144,7 @@ def _run(
             emit_checkpoint(checkpoint.make(index, ckey, window.offset, end, window.probs, new, *state))
         index += 1
     duration_s = total / SR
-    language, probs = languages.finish(lambda: head if head is not None else _file_head(req, resumed is not None, o))
+    language, probs = languages.finish(lambda: _head(req, head, resumed is not None))
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
     hook("placement", placed)
@@ -192,33 +188,9 @@ def _decode_window(
     return out
 
 
-def _probe(path: str) -> ProbeResult | None:
-    try:
-        return audio_io.probe(path)
-    except EngineError:
-        return None  # let the decoder give the precise error
-
-
-def _expected_duration(req: TranscribeParams, info: ProbeResult | None) -> float | None:
-    """The container's duration when it can be trusted to be within the limit; else the decoded length, measured
-    in a decode-only pass (cheap next to recognition), so that an over-long file fails before any recognition
-    work and progress has a denominator. A container that understates its length is caught while streaming."""
-    declared = info.duration_s if info is not None else None
-    if declared is not None and declared > 0 and (req.max_duration_s is None or declared <= req.max_duration_s):
-        return declared
-    return audio_io.measure(req.audio_path, req.max_duration_s)
-
-
-def _file_head(req: TranscribeParams, resumed: bool, o: DecodeOptions) -> np.ndarray:
-    """The file's first `chunk_s` of audio, decoded again: a resumed request did not see the first window."""
-    if not resumed:
-        return np.zeros(0, dtype=np.float32)
-    want = int(o.chunk_s * SR)
-    got: list[np.ndarray] = []
-    size = 0
-    for block in audio_io.stream(req.audio_path, req.max_duration_s, req.channel):
-        got.append(block)
-        size += block.shape[0]
-        if size >= want:
-            break
-    return np.concatenate(got)[:want] if got else np.zeros(0, dtype=np.float32)
+def _head(req: TranscribeParams, head: np.ndarray | None, resumed: bool) -> np.ndarray:
+    """The file's first `chunk_s` of audio, as kept from its first window or, when a resumed request did not see
+    that window, decoded again."""
+    if head is not None or not resumed:
+        return head if head is not None else np.zeros(0, dtype=np.float32)
+    return audio_io.head(req.audio_path, req.model.decode.chunk_s, req.max_duration_s, req.channel)
