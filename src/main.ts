@@ -30,7 +30,7 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const store = await openStore(config);
   const blobs = await openBlobStore(config, store);
   const models = forEngines(
-    loadModelRegistry(config.modelsDir, config.modelsFile),
+    loadModelRegistry(config.modelsDir, config.modelsFile, config.python),
     opts.workers,
     availableParallelism(),
   );

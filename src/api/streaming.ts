@@ -44,7 +44,7 @@ declare module "fastify" {
 
 export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app.sori;
-  const models = forStreamEngines(loadModelRegistry(config.modelsDir, config.modelsFile));
+  const models = forStreamEngines(loadModelRegistry(config.modelsDir, config.modelsFile, config.python));
   const host = new StreamHost(config.stream, config.python, models, (line) => app.log.debug({ engine: line }), {
     claim: (id, clientId, max) => claimStreamSession(app.sori.store, id, clientId, max),
     touch: (ids) => touchStreamSessions(app.sori.store, ids),

@@ -51,7 +51,7 @@ export function transcribeCommand(): Command {
           { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
           {
             engine,
-            models: loadModelRegistry(config.modelsDir, config.modelsFile),
+            models: loadModelRegistry(config.modelsDir, config.modelsFile, config.python),
             timeoutFactor: config.engineTimeoutFactor,
             onProgress: (f) => bar?.update(Math.round(f * 100)),
             insight: { backend: insight, timeoutMs: config.insight.timeoutS * 1000 },

@@ -1,9 +1,11 @@
 // The model registry: API model name → CTranslate2 model directory and decoding settings. Defaults come from the
 // measurements in docs/models.md; SORI_MODELS_FILE (JSON, same shape) overrides any entry, so a GPU host can point
 // `whisper` at a larger model without code changes.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { projectRoot } from "../config.js";
 import type { ModelSpec } from "./protocol.js";
 
 export type ModelName = "sommers" | "whisper";
@@ -15,16 +17,20 @@ const EntrySchema = z.object({
   beam_size: z.number().int().min(1).max(20).default(1),
   cpu_threads: z.number().int().min(0).default(0),
   vad: z.boolean().default(true),
+  // Decoding options that override the entry's preset (field names and ranges: the engine's DecodeOptions).
+  decode: z.record(z.string(), z.number()).optional(),
 });
 const FileSchema = z.object({ sommers: EntrySchema.optional(), whisper: EntrySchema.optional() });
 
 export type ModelRegistry = Record<ModelName, ModelSpec>;
 
+const BASE_ENTRY = { device: "cpu", compute_type: "int8", cpu_threads: 0, vad: true } as const;
+
 export function defaultRegistry(modelsDir: string): ModelRegistry {
   const base = path.join(modelsDir, "whisper-base");
   return {
-    sommers: { path: base, device: "cpu", compute_type: "int8", beam_size: 5, cpu_threads: 0, vad: true },
-    whisper: { path: base, device: "cpu", compute_type: "int8", beam_size: 1, cpu_threads: 0, vad: true },
+    sommers: { ...BASE_ENTRY, path: base, beam_size: 5, decode: { preset: "sommers" } },
+    whisper: { ...BASE_ENTRY, path: base, beam_size: 1, decode: { preset: "whisper" } },
   };
 }
 
@@ -62,14 +68,40 @@ function withCpuThreads(registry: ModelRegistry, threads: number): ModelRegistry
   return out;
 }
 
-export function loadModelRegistry(modelsDir: string, file?: string): ModelRegistry {
+/**
+ * The registry with SORI_MODELS_FILE's entries in place of the built-in ones. Each entry decodes with its preset
+ * and the `decode` fields it overrides, checked here by the engine's own rules (`python`), so that a misspelt field
+ * or a bad value stops the start with an error naming it.
+ */
+export function loadModelRegistry(modelsDir: string, file?: string, python?: string): ModelRegistry {
   const registry = defaultRegistry(modelsDir);
   if (!file) return registry;
   const parsed = FileSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
   if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues[0]?.message}`);
+  const overrides: Record<string, Record<string, number>> = {};
   for (const name of ["sommers", "whisper"] as const) {
     const entry = parsed.data[name];
-    if (entry) registry[name] = { ...entry, path: path.resolve(path.dirname(file), entry.path) };
+    if (!entry) continue;
+    if (entry.decode) overrides[name] = entry.decode;
+    registry[name] = {
+      ...entry,
+      path: path.resolve(path.dirname(file), entry.path),
+      decode: { ...entry.decode, preset: name },
+    };
   }
+  if (Object.keys(overrides).length > 0) checkDecodeOptions(file, overrides, python);
   return registry;
+}
+
+function checkDecodeOptions(file: string, overrides: object, python?: string): void {
+  try {
+    execFileSync(
+      python ?? path.join(projectRoot, ".venv", "bin", "python"),
+      ["-m", "sori_engine.decode.options", JSON.stringify(overrides)],
+      { cwd: path.join(projectRoot, "engine"), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+  } catch (err) {
+    const out = (err as { stdout?: string }).stdout?.trim();
+    throw new Error(`${file}: ${out || (err as Error).message}`);
+  }
 }

@@ -7,6 +7,9 @@ export interface ModelSpec {
   beam_size: number;
   cpu_threads: number;
   vad: boolean;
+  /** The engine's decoding options: `preset` (the registry entry's name) and fields that override it
+   * (engine/sori_engine/decode/options.py; docs/engine.md, "Decoding options"). */
+  decode?: Record<string, number | string>;
 }
 
 export interface TranscribeParams {

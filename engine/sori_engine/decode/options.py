@@ -78,7 +78,15 @@ def with_overrides(base: DecodeOptions, overrides: Mapping[str, Any], where: str
     return dataclasses.replace(base, **changes)
 
 
+NEGATIVE_OK = frozenset({"min_logprob"})  # a log-probability
+POSITIVE = frozenset(  # counts and lengths that cannot be zero
+    ("batch_size", "max_rounds", "chunk_s", "speech_s", "encoder_min_s", "onset_step_frames")
+    + ("interim_min_window_s", "interim_window_step_s")
+)
+
+
 def _checked(name: str, kind: Any, value: Any) -> Any:
+    field = name.rsplit(".", 1)[-1]
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number")
     if kind == "int" or kind is int:
@@ -89,6 +97,32 @@ def _checked(name: str, kind: Any, value: Any) -> Any:
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"{name} must be finite")
-    if value < 0 and name.rsplit(".", 1)[-1] != "min_logprob":
+    if field in POSITIVE and value <= 0:
+        raise ValueError(f"{name} must be > 0")
+    if value < 0 and field not in NEGATIVE_OK:
         raise ValueError(f"{name} must be >= 0")
     return value
+
+
+def check(entries: Mapping[str, Any]) -> list[str]:
+    """The errors of a registry's `decode` overrides ({entry name: {field: value}}), each naming its field: what the
+    service checks at start for SORI_MODELS_FILE (`python -m sori_engine.decode.options JSON`)."""
+    errors = []
+    for name, overrides in entries.items():
+        if name not in PRESETS:
+            errors.append(f"{name} is not a registry entry (known: {', '.join(PRESETS)})")
+            continue
+        try:
+            with_overrides(PRESETS[name], overrides, f"{name}.decode")
+        except (TypeError, ValueError) as e:
+            errors.append(str(e))
+    return errors
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    problems = check(json.loads(sys.argv[1]))
+    print("\n".join(problems))
+    sys.exit(1 if problems else 0)
