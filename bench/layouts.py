@@ -14,7 +14,7 @@ shows in the mean, a knife edge in one layout does not decide.
         [--set MODULE.NAME=VALUE] [--engine-root DIR] [--json OUT]
 
 --plain adds WhisperModel.transcribe at the same beams (slow: about 1.5 times sori's CPU). --engine-root runs
-another checkout's engine (a "before"); --set overrides an engine constant, as in bench/rtf.py. CPU seconds are the
+another checkout's engine (a "before"); --set overrides a decoding option, as in bench/rtf.py. CPU seconds are the
 process's over all layouts, for each system.
 """
 
@@ -53,19 +53,20 @@ def main() -> int:
     ap.add_argument("--gaps", default="0.5,1,2", help="gap lengths in seconds")
     ap.add_argument("--fills", default="zeros,tone", help="what fills a gap: zeros (digital silence), tone")
     ap.add_argument("--model", default=str(rtf.ROOT / "models" / "whisper-base"))
-    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="a decoding option")
     ap.add_argument("--engine-root", default=None, help="the checkout whose engine runs (default: this one)")
     ap.add_argument("--json", default=None, help="write every layout's texts and CERs here")
     args = ap.parse_args()
-    for assignment in args.set:
-        rtf.set_constant(assignment)
+    options = rtf.decode_options(args.set)
     beams = [int(b) for b in args.beam.split(",")]
     systems = [("sori", b) for b in beams] + ([("plain", b) for b in beams] if args.plain else [])
     layouts = [(float(g), f) for f in args.fills.split(",") for g in args.gaps.split(",")]
     refs = rtf.manifest()
 
     def config(beam: int) -> ModelConfig:
-        return ModelConfig(path=args.model, device="cpu", compute_type="int8", beam_size=beam, cpu_threads=0)
+        return ModelConfig(
+            path=args.model, device="cpu", compute_type="int8", beam_size=beam, cpu_threads=0, decode=options
+        )
 
     rtf.models.get_model(config(1))
     print(f"engine {rtf.transcriber.__file__}; layouts {layouts}; {', '.join(args.set) or 'no overrides'}")

@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -347,8 +348,8 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="write per-file results here")
     ap.add_argument("--rescore", default=None, metavar="JSON",
                     help="print the table again from a --json file's transcripts (after a change to the scoring)")
-    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="override an engine constant, e.g. phone.PHONE_VAD_THRESHOLD=0.5 (repeatable)")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="override a decoding option, e.g. phone_vad_threshold=0.5 (repeatable)")
     ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
                     help="print one before -> after table from --json files (rows both have; each side may be a comma-separated list)")
     args = ap.parse_args()
@@ -356,8 +357,7 @@ def main() -> None:
         return rescore(Path(args.rescore))
     if args.compare:
         return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
-    for assignment in args.set:
-        rtf.set_constant(assignment)
+    decode = asdict(rtf.decode_options(args.set))  # the request's model entry carries the options
 
     rows = manifest(args.langs.split(","), args.max_files, args.max_s)
     if args.files:
@@ -381,7 +381,8 @@ def main() -> None:
             per_lang = {lang: {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0} for lang in langs}
             for i, r in enumerate(rows):
                 path = build(condition, clips[r["local_file"]], Path(tmp) / f"{i}.wav")
-                req = parse_transcribe({**requests[r["lang"]], "audio_path": str(path)})  # model_name: ignored
+                base = requests[r["lang"]]
+                req = parse_transcribe({**base, "audio_path": str(path), "model": {**base["model"], "decode": decode}})
                 out = transcriber.transcribe(req, lambda _f: None)
                 hyp = " ".join(s.text.strip() for s in out.segments)
                 edits, ins_w, ins_c = inserted(r["transcript"], hyp)

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib
 import os
 import sys
 import tempfile
 import time
 import unicodedata
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio as audio_io  # noqa: E402
 from sori_engine import models, transcriber  # noqa: E402
+from sori_engine.decode.options import DEFAULT, DecodeOptions, with_overrides  # noqa: E402
 from sori_engine.protocol import ModelConfig, TranscribeParams  # noqa: E402
 
 TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
@@ -109,16 +110,17 @@ def build_input(
     return refs[files[0]][0], np.concatenate(parts), " ".join(refs[f][1] for f in files)
 
 
-def set_constant(assignment: str) -> None:
-    """--set MODULE.NAME=VALUE: an engine constant overridden, VALUE read as the constant's type (a bool from
-    0/1/false/true)."""
-    name, value = assignment.split("=", 1)
-    module_name, attr = name.rsplit(".", 1)
-    target = importlib.import_module(f"sori_engine.{module_name}")
-    if not hasattr(target, attr):
-        raise SystemExit(f"sori_engine.{module_name} has no {attr}")
-    kind = type(getattr(target, attr))
-    setattr(target, attr, value.lower() in ("1", "true") if kind is bool else kind(value))
+def decode_options(assignments: list[str], base: DecodeOptions = DEFAULT) -> DecodeOptions:
+    """--set FIELD=VALUE: DecodeOptions fields overridden (engine/sori_engine/decode/options.py), checked as a
+    SORI_MODELS_FILE's are."""
+    overrides = {}
+    for assignment in assignments:
+        name, value = assignment.split("=", 1)
+        overrides[name] = float(value)
+    try:
+        return with_overrides(base, overrides, "--set")
+    except (TypeError, ValueError) as e:
+        raise SystemExit(str(e)) from None
 
 
 def write_wav(path: Path, samples: np.ndarray) -> None:
@@ -148,25 +150,23 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--inputs", default="ko,en")
     ap.add_argument("--cpu-threads", type=int, default=0, help="CTranslate2 threads (0: its default, as the registry)")
-    ap.add_argument("--batch-size", type=int, default=transcriber.BATCH_SIZE, help="sori's chunks per batch")
-    ap.add_argument("--chunk-s", type=float, default=transcriber.CHUNK_SPEECH_S, help="sori's speech per chunk")
-    ap.add_argument("--speech-s", type=float, default=transcriber.SPEECH_S, help="sori's longest VAD region")
-    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="override an engine constant, e.g. fw_batched.ENCODER_MARGIN_S=0 (repeatable)")
+    ap.add_argument("--batch-size", type=int, default=DEFAULT.batch_size, help="sori's chunks per batch")
+    ap.add_argument("--chunk-s", type=float, default=DEFAULT.chunk_s, help="sori's speech per chunk")
+    ap.add_argument("--speech-s", type=float, default=DEFAULT.speech_s, help="sori's longest VAD region")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="override a decoding option, e.g. encoder_margin_s=0 (repeatable)")
     ap.add_argument("--dump", default=None, help="write each system's text and the reference to this folder")
     args = ap.parse_args()
-    transcriber.BATCH_SIZE = args.batch_size
-    for assignment in args.set:
-        set_constant(assignment)
-    transcriber.CHUNK_SPEECH_S = args.chunk_s
-    transcriber.SPEECH_S = args.speech_s
+    options = decode_options(
+        args.set, replace(DEFAULT, batch_size=args.batch_size, chunk_s=args.chunk_s, speech_s=args.speech_s)
+    )
     seq_beams = [int(b) for b in args.beam.split(",")]
     sori_beams = [int(b) for b in (args.sori_beam or args.beam).split(",")]
     systems = [("sequential", b) for b in seq_beams] + [("sori", b) for b in sori_beams]
 
     def config(beam: int) -> ModelConfig:
         return ModelConfig(path=args.model, device="cpu", compute_type=args.compute_type, beam_size=beam,
-                           cpu_threads=args.cpu_threads)
+                           cpu_threads=args.cpu_threads, decode=options)
 
     refs = manifest()
     models.get_model(config(1))  # load once (beam size is not part of the cache key), untimed
