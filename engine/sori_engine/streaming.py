@@ -115,6 +115,9 @@ class Session:
     # The open utterance's final decoded early (the pause reached PAD_S), keyed by the audio it decoded:
     # ((session sample of the audio's start, its length), segments; None when the decode failed).
     early: tuple[tuple[int, int], list[Segment] | None] | None = None
+    early_finals: bool = True  # decode a final once its pause holds the padding (off: only at the end point)
+    final_decodes: int = 0  # finals decoded, early or not (one utterance's voided early final counts too)
+    last_decoded: int = 0  # samples of the audio the last of them decoded
 
     def __post_init__(self) -> None:
         self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
@@ -175,6 +178,11 @@ class Session:
 _sessions: dict[str, Session] = {}
 
 
+def session(sid: str) -> Session | None:
+    """The open session `sid`."""
+    return _sessions.get(sid)
+
+
 def open_session(params: Mapping[str, Any]) -> dict[str, Any]:
     p = parse_open(params)
     if p.session in _sessions:
@@ -225,7 +233,7 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
         span = s.speech_span()
         silence_s = s.pause_s(span[1]) if span is not None else 0.0
         paused = span is not None and silence_s >= PAUSED_S
-        if span is not None and not events and not finish and _early_from(s) <= silence_s < s.params.epd_time:
+        if span is not None and not events and not finish and early_from(s) <= silence_s < s.params.epd_time:
             early.append((s, span))
         if interim and span is not None and not events and not paused and not finish:
             wants.append((len(results), s, (span[0], s.probs.size - 1)))
@@ -249,7 +257,7 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
     # speech voids about one in five of them.
     if not any_final and not wants:
         for s, (first, last) in early:
-            any_final = _decode_early(s, first, last) or any_final
+            any_final = (s.early_finals and _decode_early(s, first, last)) or any_final
     started = time.monotonic()
     if wants and not any_final:
         bounds = [_bounds(s, first, last) for _i, s, (first, last) in wants]
@@ -337,6 +345,8 @@ def _decode_final(s: Session, a: int, b: int) -> list[Segment]:
     """The batch path (`transcribe_audio`) on buffer samples [a, b), in a window fit to their length (the same
     window as the interims': stream_interim.window_s)."""
     audio = s.audio[a:b]
+    s.final_decodes += 1
+    s.last_decoded = b - a
     result = transcriber.transcribe_audio(
         s.params.decode,
         audio,
@@ -347,7 +357,8 @@ def _decode_final(s: Session, a: int, b: int) -> list[Segment]:
     return list(result.segments)
 
 
-def _early_from(s: Session) -> float:
+def early_from(s: Session) -> float:
+    """The pause (seconds) from which a session's final is decoded early."""
     return max(PAD_S, s.params.epd_time - EARLY_S)
 
 

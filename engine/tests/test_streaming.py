@@ -136,7 +136,8 @@ def test_a_final_keeps_the_pause_after_its_speech_for_the_next_lead_in(testdata:
     utterance's lead-in (dropped with the final's padding, a next utterance soon after lost its first words)."""
     pcm = pcm8k(testdata / CLIP, silence_s=1.5)
     open_session("keep", model)
-    s = streaming._sessions["keep"]
+    s = streaming.session("keep")
+    assert s is not None
     finals = []
     for i in range(0, len(pcm), 1600):
         finals += [e for e in feed("keep", pcm[i : i + 1600])["events"] if e["final"]]
@@ -166,54 +167,43 @@ def test_a_final_judges_speech_by_the_sessions_probabilities(testdata: Path, mod
     assert len(" ".join(seg.text for seg in speech.segments)) >= 10
 
 
-def _decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the finals' decodes (streaming._decode_final), early or not: one entry per decode."""
-    calls: list[int] = []
-    decode = streaming._decode_final
-
-    def counted(s: streaming.Session, a: int, b: int) -> list[Any]:
-        calls.append(b - a)
-        return decode(s, a, b)
-
-    monkeypatch.setattr(streaming, "_decode_final", counted)
-    return calls
-
-
-def _finals(sid: str, pcm: bytes, calls: list[int]) -> list[tuple[int, dict[str, Any]]]:
-    """Feeds `pcm` in 0.1 s steps; each final with the number of decodes its own step made."""
-    out = []
+def _finals(sid: str, pcm: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """Feeds `pcm` in 0.1 s steps: each final with the number of final decodes its own step made, and the samples
+    each final decode of the session decoded."""
+    s = streaming.session(sid)
+    assert s is not None
+    out, decoded = [], []
     for i in range(0, len(pcm), 1600):
-        before = len(calls)
-        out += [(len(calls) - before, e) for e in feed(sid, pcm[i : i + 1600])["events"] if e["final"]]
-    return out
+        before = s.final_decodes
+        events = feed(sid, pcm[i : i + 1600])["events"]
+        if s.final_decodes > before:
+            decoded.append(s.last_decoded)
+        out += [(s.final_decodes - before, e) for e in events if e["final"]]
+    return out, decoded
 
 
-def test_a_final_decoded_early_is_the_final(
-    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_final_decoded_early_is_the_final(testdata: Path, model: dict[str, Any]) -> None:
     """Once the pause holds the final's padding (and is within EARLY_S of epd_time), the final is decoded; the end
     point then sends it without decoding, and it is the final the end point would have decoded."""
     pcm = pcm8k(testdata / CLIP, silence_s=2.0)
-    calls = _decodes(monkeypatch)
     open_session("early", model, epd_time=1.2)
-    [(decoded_at_end_point, early)] = _finals("early", pcm, calls)
-    assert decoded_at_end_point == 0 and len(calls) == 1
-    monkeypatch.setattr(streaming, "_decode_early", lambda *_: False)
+    [(decoded_at_end_point, early)], decoded = _finals("early", pcm)
+    assert decoded_at_end_point == 0 and len(decoded) == 1
     open_session("late", model, epd_time=1.2)
-    [(decoded_at_end_point, late)] = _finals("late", pcm, calls)
+    late_session = streaming.session("late")
+    assert late_session is not None
+    late_session.early_finals = False
+    [(decoded_at_end_point, late)], _decoded = _finals("late", pcm)
     assert decoded_at_end_point == 1
     assert early == late
 
 
-def test_speech_after_an_early_final_voids_it(
-    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_speech_after_an_early_final_voids_it(testdata: Path, model: dict[str, Any]) -> None:
     """The sentence twice with a pause that reaches the early final's start (epd_time 1.2 s, early from 1.0 s) but
     not the end point: the early final is dropped, and one final holds both sentences."""
     clip = pcm8k(testdata / CLIP, silence_s=0)
-    calls = _decodes(monkeypatch)
     open_session("resumed", model, epd_time=1.2)
-    finals = _finals("resumed", clip + b"\0" * int(16000 * 0.6) + clip + b"\0" * 32000, calls)
+    finals, calls = _finals("resumed", clip + b"\0" * int(16000 * 0.6) + clip + b"\0" * 32000)
     # Two decodes: the voided early final (one sentence), then the early final of both, which the end point sent.
     assert len(finals) == 1 and len(calls) == 2 and finals[0][0] == 0
     assert calls[1] > 1.8 * calls[0]  # samples decoded: both sentences, against one
@@ -230,18 +220,16 @@ def test_a_final_is_timed_from_its_end_point_not_from_the_end_of_a_large_step(
     assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + streaming.FRAME / streaming.SR + 1e-6
 
 
-def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(
-    testdata: Path, model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(testdata: Path, model: dict[str, Any]) -> None:
     """While another session's speech wants an interim, a paused session's final is not decoded early (the engine
     is busy: it would only put that work first); in the next step with nothing else, it is."""
     clip = pcm8k(testdata / CLIP, silence_s=0)
-    calls = _decodes(monkeypatch)
     open_session("paused", model, epd_time=1.2)
     open_session("talking", model, epd_time=1.2)
     feed("paused", clip)
     feed("talking", clip[:16000])  # its first second: the sentence has begun (its speech runs 0.35-5.0 s)
-    s = streaming._sessions["paused"]
+    s = streaming.session("paused")
+    assert s is not None
     talk = iter(range(16000, len(clip), 1600))
 
     def both() -> dict[str, Any]:
@@ -257,9 +245,9 @@ def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(
         assert span is not None
         return s.pause_s(span[1])
 
-    while pause_s() < streaming._early_from(s):
+    while pause_s() < streaming.early_from(s):
         both()
-    assert calls == []  # in the early window, but the other session's interim came first
-    assert both()["results"][1]["interim"] and calls == [] and pause_s() < 1.2
+    assert s.final_decodes == 0  # in the early window, but the other session's interim came first
+    assert both()["results"][1]["interim"] and s.final_decodes == 0 and pause_s() < 1.2
     assert feed("paused", b"")["events"] == []  # alone in its step: decoded early, before its end point
-    assert len(calls) == 1
+    assert s.final_decodes == 1
