@@ -36,7 +36,7 @@ import numpy as np
 from . import vad
 from .protocol import Segment, Word
 
-FRAME_S = 512 / 16000  # one Silero VAD frame (32 ms)
+FRAME_S = vad.FRAME / vad.SR  # one Silero VAD frame (32 ms)
 SPEECH_PROB = 0.3  # a frame is speech at this Silero probability: 98 % of speech frames on 8 kHz audio, <1 % of noise
 NO_SPEECH = 0.05  # any segment is removed when less than this share of the frames under it is speech
 LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
@@ -123,7 +123,7 @@ class SpeechMapBuilder:
         """Places the probabilities of a stretch that starts at `offset_sample` (the transcriber's window, here or
         in an earlier process whose checkpoint kept them); frames sit on the file's 32 ms grid, so windows of any
         length do not drift."""
-        first = round(offset_sample / (FRAME_S * 16000))
+        first = round(offset_sample / vad.FRAME)
         if first < self.frames:  # overlap by a fraction of a frame: drop what is already there
             self.parts[-1] = self.parts[-1][: first - (self.frames - self.parts[-1].size)]
             self.frames = first

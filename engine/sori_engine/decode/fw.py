@@ -62,13 +62,12 @@ class KeepTailPipeline(BatchedInferencePipeline):
 
     Upstream pads every clip's features to Whisper's 30 s window with zeros. Here the batch is cut to `window_frames`
     when set (a streaming utterance, streaming.py), else to its longest clip plus `margin_s`, at least `min_s`
-    (`encoder_frames`; DecodeOptions.encoder_margin_s, encoder_min_s): CTranslate2's encoder takes any length up to the window and costs much less
-    than proportionally less on a shorter one (0.87 CPU s for 30 s, 0.34 for 20 s, 0.13 for 10 s), and the decoder's
-    cross-attention shrinks with it. Each clip's frames after its audio are the log-mel of silence (what Whisper's
-    own padding of the audio gives): in a short window, zero features cost accuracy (ko CER 0.201 against 0.157 with
-    silence, docs/streaming.md).
-    forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes, and it tells the encoder each clip's
-    own window.
+    (`encoder_frames`; DecodeOptions.encoder_margin_s, encoder_min_s): CTranslate2's encoder takes any length up to
+    the window and costs much less than proportionally less on a shorter one, and the decoder's cross-attention
+    shrinks with it. Each clip's frames after its audio are the log-mel of silence (what Whisper's own padding of
+    the audio gives): in a short window, zero features cost accuracy (docs/performance.md, "Encoder sized to the
+    clip"). forward() is upstream's (FASTER_WHISPER_VERSION) with those two changes, and it tells the encoder each
+    clip's own window.
 
     On CPU the encoder runs one clip at a time, each in its own window (`encode_clip_by_clip`); the beam search still
     decodes the batch."""
@@ -149,17 +148,15 @@ def encode_clip_by_clip(
     model: WhisperModel, features: np.ndarray, own_frames: list[int] | None = None
 ) -> ctranslate2.StorageView:
     """The encoder output of a batch of features (batch, mels, frames), the clips encoded one at a time on CPU.
-    There CTranslate2's encoder costs more per clip in a batch than alone (whisper-base int8, 2-core AMD EPYC,
-    CPU s per window alone against in a batch of 4: 0.54 / 0.67 for 30 s, 0.18 / 0.33 for 20 s, 0.12 / 0.22 for
-    15 s; docs/performance.md), while the decoder gains from the batch: the decoder takes the stacked outputs, the
-    batched encoder's to float rounding. On GPU the batch is the gain, and it is encoded whole.
+    There CTranslate2's encoder costs more per clip in a batch than alone, while the decoder gains from the batch:
+    the decoder takes the stacked outputs, the batched encoder's to float rounding. On GPU the batch is the gain,
+    and it is encoded whole.
 
     With `own_frames`, clip i is encoded in its own window of `own_frames[i]` frames (its audio and margin,
     `encoder_frames`) and its output after that is the encoder output of silence at the same positions
-    (`silence_output`), so that the batch still decodes together: the encoder's cost grows faster than its window
-    (0.07 CPU s for 10 s, 0.18 for 20 s, 0.54 for 30 s), and a 10 s chunk batched with a 30 s one was encoded as 30 s.
-    The decoder's cross-attention reads the filler as the padding it is (docs/performance.md, "Each clip in its own
-    window")."""
+    (`silence_output`), so that the batch still decodes together: the encoder's cost grows faster than its window,
+    so a short chunk is not encoded as long as its batch's longest. The decoder's cross-attention reads the filler as
+    the padding it is (docs/performance.md, "Each clip in its own window")."""
     if model.model.device != "cpu" or features.ndim == 2 or features.shape[0] == 1:
         return model.encode(features)
     frames = features.shape[-1]
