@@ -1,67 +1,14 @@
-"""A suspect chunk (no text from speech, a loop, a low-confidence pass) decoded again: first alone in its own,
-shorter encoder window, and sequentially only when that is no better or not possible (decode.rounds.decode_again);
-a confident pass that ends in a loop is kept up to the loop instead (decode.verdicts.before_loop)."""
+"""The verdicts on plain data (decode.verdicts): which batched results are suspect (a loop, a replay, nothing from
+speech, a low-confidence pass), and how much of a confident pass that ends in a loop is kept (before_loop). What is
+done with a suspect chunk, on the real model: test_decode_regressions.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import numpy as np
-import transcripts
 from fw_segments import fw_segment
 
-from sori_engine import audio as audio_io
-from sori_engine import models
-from sori_engine.decode import rounds
-from sori_engine.decode.fw import FwSegment, Prompting
+from sori_engine.decode.fw import FwSegment
 from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.verdicts import before_loop, replay_start, suspect
-from sori_engine.protocol import ModelConfig
-
-SR = audio_io.SAMPLE_RATE
-JFK = "en/whisper_jfk.flac"  # 11 s
-
-
-def _again(
-    clip: np.ndarray, model: dict[str, Any], batch: list[tuple[float, float]], window_frames: int | None = None
-) -> tuple[list[FwSegment], str]:
-    wm = models.get_model(ModelConfig(**model))
-    settings = rounds.Settings(wm, Prompting("en", model["beam_size"], False), DEFAULT, window_frames)
-    return rounds.decode_again(settings, clip, batch)
-
-
-def test_a_clip_shorter_than_its_batch_is_decoded_again_in_its_own_window(
-    testdata: Path, model: dict[str, Any]
-) -> None:
-    # JFK (11 s) batched with a 28 s clip: the batch's window is 29 s, JFK's own 12 s.
-    clip = audio_io.decode(str(testdata / JFK))
-    segs, how = _again(clip, model, [(0.0, 11.0), (11.0, 39.0)])
-    assert how == "own window"
-    text = " ".join(fw.text for fw in segs)
-    assert transcripts.cer(text, transcripts.reference(testdata, JFK)) <= 0.3, text
-    assert all(0.0 <= fw.start <= fw.end <= clip.shape[0] / SR + 0.5 for fw in segs)  # clip time, as sequential's
-
-
-def test_a_clip_as_long_as_its_batch_window_goes_to_the_sequential_decode(
-    testdata: Path, model: dict[str, Any]
-) -> None:
-    clip = audio_io.decode(str(testdata / JFK))
-    segs, how = _again(clip, model, [(0.0, 11.0), (11.0, 19.0)])  # JFK is the batch's longest clip
-    assert how == "sequential"
-    assert transcripts.cer(" ".join(fw.text for fw in segs), transcripts.reference(testdata, JFK)) <= 0.3
-
-
-def test_a_fixed_window_goes_to_the_sequential_decode(testdata: Path, model: dict[str, Any]) -> None:
-    # A streaming utterance's window is fixed (window_frames): another pass in it would decode the same.
-    _segs, how = _again(audio_io.decode(str(testdata / JFK)), model, [(0.0, 11.0), (11.0, 39.0)], window_frames=3000)
-    assert how == "sequential"
-
-
-def test_a_clip_still_suspect_in_its_own_window_goes_to_the_sequential_decode(model: dict[str, Any]) -> None:
-    # 5 s of digital silence: no text in its own window either (suspect: 3 s or more of "speech" gave none).
-    _segs, how = _again(np.zeros(5 * SR, dtype=np.float32), model, [(0.0, 5.0), (5.0, 33.0)])
-    assert how == "sequential"
 
 
 def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:
