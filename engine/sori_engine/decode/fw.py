@@ -264,15 +264,21 @@ def split_keeping_tail(
     return subsegments
 
 
+def silence_level(features: np.ndarray) -> np.floating:
+    """The log-mel of silence for a clip whose features are `features`: the feature extractor floors the log
+    spectrum at its maximum less 8 and maps x to (x + 4) / 4, so silence is the clip's largest feature less 2 (what
+    Whisper's own padding of the audio gives)."""
+    return features.max() - 2.0
+
+
 def silence_padded(features: np.ndarray, chunks_metadata: list[dict], frames: int, fps: float) -> np.ndarray:
-    """`features` (batch, mels, 3000) trimmed to `frames`, each clip's frames after its audio set to the log-mel of
-    silence. The feature extractor floors the log spectrum at its maximum less 8 and maps x to (x + 4) / 4, so
-    silence is the clip's largest feature less 2."""
+    """`features` (batch, mels, 3000) trimmed to `frames`, each clip's frames after its audio set to its
+    `silence_level`."""
     out = np.array(features[..., :frames], dtype=np.float32)
     for i, meta in enumerate(chunks_metadata):
         n = min(int(np.ceil(meta["duration"] * fps)), frames)
         if 0 < n < frames:
-            out[i, :, n:] = out[i, :, :n].max() - 2.0
+            out[i, :, n:] = silence_level(out[i, :, :n])
     return out
 
 
@@ -366,13 +372,11 @@ def language_scores(model: WhisperModel, audio: np.ndarray) -> list[tuple[str, f
 
 
 def silence_padded_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
-    """Log-mel features of `audio` in a window of `frames` frames, padded with the log-mel of silence (the
-    extractor floors the log spectrum at its maximum less 8 and maps x to (x + 4) / 4: silence is the maximum less
-    2)."""
+    """Log-mel features of `audio` in a window of `frames` frames, padded with its `silence_level`."""
     feats = model.feature_extractor(audio)[:, :frames]
     out = np.empty((feats.shape[0], frames), dtype=np.float32)
     out[:, : feats.shape[1]] = feats
-    out[:, feats.shape[1] :] = feats.max() - 2.0 if feats.size else 0.0
+    out[:, feats.shape[1] :] = silence_level(feats) if feats.size else 0.0
     return out
 
 
