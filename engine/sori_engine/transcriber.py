@@ -62,6 +62,7 @@ FALLBACK_STEPS = 5
 # ko/deeply_dancestudio_sub100110a00036 came back as one of two texts, 15 or 17 edits, from run to run).
 SAMPLING_SEED = 0
 TAIL_S = 0.6  # undecoded speech after a clip's last segment that is decoded on (VAD padding alone is 0.4 s)
+LONGEST_WORD_S = 1.5  # a word timed longer was stretched by alignment over speech the text does not hold
 # Most tokens a rest (the speech after an early stop) can hold: Whisper writes 2-5 tokens per second of speech,
 # timestamps included (bench/rtf.py's chunks), so 20 per second and 10 more leave room for the fastest speech. A
 # rest decoded that far is a repetition loop: its decode is stopped there and it is dropped (seen: "아, 아, 아, ..."
@@ -523,7 +524,7 @@ def _decode_batched(
             said = [fw for fw in segs if fw.text.strip()]
             if not said:  # nothing recognizable in it: decoding it again would only repeat that
                 continue
-            rest = _after(chunk, int(max(fw.end for fw in said) * SR))
+            rest = _after(chunk, int(_cut_stretched_tail(max(said, key=lambda fw: fw.end)) * SR))
             if sum(r["end"] - r["start"] for r in rest) >= TAIL_S * SR and _holds_a_word(audio, rest):
                 tails.append(rest)
                 lasts.append(max(said, key=lambda fw: fw.end))
@@ -532,6 +533,21 @@ def _decode_batched(
         chunks, before = tails, lasts
     out.sort(key=lambda fw: fw.start)
     return out
+
+
+def _cut_stretched_tail(fw: FwSegment) -> float:
+    """Where the speech a segment's text says ends: its end, or, when its last word is timed longer than any word is
+    said (LONGEST_WORD_S), that word's start, the segment then cut to end shortly after it. Whisper can end a chunk's text early, mid-sentence,
+    when its speech runs to the end of the window ("...so they're not really the sort of", the last 6 s of a meeting
+    excerpt not written); the segment still ends at the chunk's end and word alignment stretches its last word over
+    the speech it did not write. Measured from that word's start, that speech is decoded on like any rest (whose
+    first word, said again, rest_echo drops); the segment and its word then end there."""
+    words = [w for w in fw.words or () if w.word.strip()]
+    if not words or words[-1].end - words[-1].start <= LONGEST_WORD_S:
+        return fw.end
+    last = words[-1]
+    fw.end = last.end = last.start + LONGEST_WORD_S / 3
+    return last.start
 
 
 def _holds_a_word(audio: np.ndarray, rest: list[Region]) -> bool:
@@ -686,13 +702,14 @@ def _replay_start(segments: list[FwSegment], end_s: float) -> int | None:
 
 
 def _before_loop(segments: list[FwSegment], end_s: float) -> list[FwSegment]:
-    """The segments of a confident pass before the one where a repetition loop starts (a segment over
-    MAX_COMPRESSION, one that says again what an earlier one said, or the first of a replay: _replay_start); none
-    when the pass is not confident or the loop starts at once. `end_s`: the clip's end. A loop is how greedy and
-    beam decoding end a clip they lost their place in: what came before it was decoded like any clip's text, and the
-    sequential re-decode of the whole clip can lose it (ko26 laid out with 2 s gaps, beam 1: "...동화책도 읽어 주고
-    그래요. 그는 이리저리 피하면서..." then the second sentence again and again; the re-decode wrote the second
-    sentence alone; docs/performance.md, "A loop cut where it starts")."""
+    """What of a confident pass is kept when a repetition loop starts in it: the segments before the loop (a segment
+    over MAX_COMPRESSION, one that says again a sentence an earlier one said, or the first of a replay:
+    _replay_start), and, where the decoder found its place again after it, the loop segment and what follows (see
+    _recovered_after); none when the pass is not confident or the loop starts at once with nothing new after it.
+    `end_s`: the clip's end. A loop is how greedy and beam decoding end a clip they lost their place in: what came
+    before it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it (a second
+    sentence written again and again to the clip's end; the re-decode wrote that sentence alone). A repeated short
+    text ("Yeah.", "네.") is no sign of a loop: people say it again."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts or any(fw.avg_logprob < MIN_LOGPROB for fw in texts):
         return []
@@ -701,10 +718,32 @@ def _before_loop(segments: list[FwSegment], end_s: float) -> list[FwSegment]:
     seen: set[str] = set()
     for k, fw in enumerate(segments):
         said = hallucination.normalize(fw.text)
-        if fw.compression_ratio > MAX_COMPRESSION or (said and said in seen) or fw is replayed:
-            return segments[:k] if any(x.text.strip() for x in segments[:k]) else []
+        repeated = len(said) >= REPLAY_MIN_CHARS and said in seen
+        if fw.compression_ratio > MAX_COMPRESSION or repeated or fw is replayed:
+            recovered = _recovered_after(segments, k, seen, replay is not None)
+            head = segments[:k] + ([fw] if recovered and fw.compression_ratio > MAX_COMPRESSION else []) + recovered
+            return head if any(x.text.strip() for x in head) else []
         seen.add(said)
     return []
+
+
+def _recovered_after(segments: list[FwSegment], k: int, seen: set[str], replay: bool) -> list[FwSegment]:
+    """The segments after loop segment k that show the decoder found its place again: new text (no loop, no sentence
+    said before), REPLAY_MIN_CHARS or more of it; none otherwise. Without them the speech after the text before the
+    loop is decoded on in the next round; with them that speech already has its text, and dropping it would lose
+    real speech (a run of backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s, all dropped)."""
+    if replay:
+        return []
+    said_before = "".join(seen)
+    out: list[FwSegment] = []
+    for fw in segments[k + 1 :]:
+        said = hallucination.normalize(fw.text)
+        if fw.compression_ratio > MAX_COMPRESSION or (len(said) >= REPLAY_MIN_CHARS and said in said_before):
+            continue
+        out.append(fw)
+        said_before += said
+    new_chars = sum(len(hallucination.normalize(fw.text)) for fw in out)
+    return out if new_chars >= REPLAY_MIN_CHARS else []
 
 
 def _hallucinated(fw: FwSegment) -> bool:

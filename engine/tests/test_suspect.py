@@ -94,6 +94,21 @@ def test_a_confident_pass_is_kept_up_to_where_its_loop_starts() -> None:
     assert [fw.text for fw in kept] == [first]
 
 
+def test_a_pass_that_finds_its_place_again_after_a_loop_keeps_what_follows() -> None:
+    # The shape of a far-field meeting excerpt at beam 1: a sentence, a run of backchannels written 18 times (over
+    # MAX_COMPRESSION), then the meeting's next 25 s decoded well. Cut at the run, that speech was lost.
+    first = _seg(0.0, 3.3, "And I'm wondering how many meetings there are.")
+    yeahs = _seg(3.8, 8.2, "Yeah, " * 18, compression_ratio=5.7)
+    after = [_seg(8.2, 8.7, "Okay."), _seg(11.8, 14.3, "So, what do we need to talk about?"), _seg(14.8, 18.7, "So?")]
+    assert transcriber._before_loop([first, yeahs, *after], 29.8) == [first, yeahs, *after]
+    # A short repeat ("Yeah." again) is no loop: the recovered part may hold one.
+    short = [_seg(8.2, 8.6, "Yeah."), _seg(8.6, 9.0, "Yeah."), _seg(9.0, 12.0, "The budget is ten euros.")]
+    assert transcriber._before_loop([first, yeahs, *short], 12.0) == [first, yeahs, *short]
+    # What follows a loop must be new text: sentences said before, or a second loop, are no recovery.
+    said_again = [first, yeahs, _seg(8.2, 12.0, " " + first.text), _seg(12.0, 13.0, "Ok.")]
+    assert transcriber._before_loop(said_again, 13.0) == [first]
+
+
 def test_a_pass_that_loops_at_once_or_is_unsure_is_decoded_again() -> None:
     loop = _seg(0.0, 29.0, "아, " * 40, compression_ratio=9.0)
     assert transcriber._before_loop([loop, _seg(29.0, 30.0, "네.")], 30.0) == []
