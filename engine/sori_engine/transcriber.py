@@ -579,7 +579,10 @@ def _decode_once(
     `rests` (the speech after an early stop, often a second or two) that would cost a full window each, so only their
     repetition loops (and rests decoded to their token limit, _rest_tokens) are dropped.
     `reached(sample)` is told, as each batch's results come in, the window sample up to which the audio has been
-    decoded (for progress). Segment times are kept inside their chunk's speech (_within); with `speech_map` (the
+    decoded (for progress). A rest that loops over MISSING_S or more of speech is decoded again sequentially, with
+    the temperature fallback, rather than dropped: a loop there says the decoder lost its place, not that the audio
+    holds no speech (a run of backchannels in a meeting looped twice, and 8 s of it were lost). Segment times are
+    kept inside their chunk's speech (_within); with `speech_map` (the
     window's Silero probabilities), a segment timed past its chunk's end with no word's speech left for it is
     dropped (_without_text_past_end)."""
     regions = [r for chunk in chunks for r in chunk]
@@ -610,7 +613,12 @@ def _decode_once(
     for i, (chunk, (a, b), segs) in enumerate(zip(chunks, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
             ran_to_cap = cap is not None and sum(len(fw.tokens) for fw in segs) >= cap  # all its tokens
-            segs = [] if ran_to_cap else [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
+            looped = ran_to_cap or any(fw.compression_ratio > MAX_COMPRESSION for fw in segs)
+            clip = speech[int(a * SR) : int(b * SR)]
+            if looped and hallucination.own_speech_s(clip) >= MISSING_S:
+                segs = [fw for fw in _decode_sequential(model, clip, language, req) if not _hallucinated(fw)]
+            else:
+                segs = [] if ran_to_cap else [_shift(fw, -a) for fw in segs if not _hallucinated(fw)]
         elif _suspect(segs, a, b):
             kept = _before_loop(segs, b)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // BATCH_SIZE * BATCH_SIZE : (i // BATCH_SIZE + 1) * BATCH_SIZE]
