@@ -33,6 +33,14 @@ Per condition and language:
             text compression ratio is above 2.4 (faster-whisper's threshold)
     cpu s   CPU seconds of this process for the condition (all threads)
 
+With `--plain`, each input is also transcribed by the plain faster-whisper script (WhisperModel.transcribe on the same
+model, language and beam, `vad_filter=True`), and each file's line gives the words sori lost against it beside the
+words sori invented against it (words compared normalized, aligned with difflib): a check that removes real speech
+shows as lost words. `--audio-dir DIR` adds every .wav of DIR (no reference needed: meetings, calls) in the clean
+condition, language `--audio-lang`:
+
+    .venv/bin/python bench/robustness.py --model whisper --plain --langs en --conditions clean --audio-dir /work/meetings
+
 Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
 today's main and "after" this tree, with the same models and inputs:
 
@@ -48,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import json
 import re
 import subprocess
@@ -79,7 +88,7 @@ import av  # noqa: E402
 import numpy as np  # noqa: E402
 from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 
-from sori_engine import transcriber  # noqa: E402
+from sori_engine import models, transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
 
@@ -350,6 +359,10 @@ def main() -> None:
                     help="print the table again from a --json file's transcripts (after a change to the scoring)")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="override a decoding option, e.g. phone_vad_threshold=0.5 (repeatable)")
+    ap.add_argument("--plain", action="store_true",
+                    help="also run the plain faster-whisper script; print words lost / invented against it per file")
+    ap.add_argument("--audio-dir", default=None, help="also every .wav here, clean only, against the plain script")
+    ap.add_argument("--audio-lang", default="en", help="language of --audio-dir's files")
     ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
                     help="print one before -> after table from --json files (rows both have; each side may be a comma-separated list)")
     args = ap.parse_args()
@@ -359,12 +372,14 @@ def main() -> None:
         return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
     decode = asdict(rtf.decode_options(args.set))  # the request's model entry carries the options
 
-    rows = manifest(args.langs.split(","), args.max_files, args.max_s)
+    if args.audio_dir:
+        args.plain = True
+    rows = manifest(args.langs.split(","), args.max_files, args.max_s) if args.langs else []
     if args.files:
         wanted = args.files.split(",")
         rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
     conditions = args.conditions.split(",")
-    requests = service_requests(args, sorted({r["lang"] for r in rows}))
+    requests = service_requests(args, sorted({r["lang"] for r in rows} | ({args.audio_lang} if args.audio_dir else set())))
     print(f"engine {transcriber.__file__}; model {args.model}, domain {args.domain}, set {args.set}; "
           f"{len(rows)} clips x {len(conditions)} conditions", flush=True)
     for lang, req in requests.items():
@@ -373,10 +388,11 @@ def main() -> None:
                 "engine": str(Path(transcriber.__file__).resolve())}
     results = []
     table = []
+    lost_total = {"files": 0, "sori": 0, "plain": 0, "lost": 0, "invented": 0}
     langs = sorted({r["lang"] for r in rows}, key=args.langs.split(",").index)
     with tempfile.TemporaryDirectory(prefix="robustness-") as tmp:
         clips = {r["local_file"]: decode(str(TESTDATA / r["local_file"])) for r in rows}
-        for condition in conditions:
+        for condition in conditions if rows else []:
             t0 = time.process_time()
             per_lang = {lang: {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0} for lang in langs}
             for i, r in enumerate(rows):
@@ -399,6 +415,8 @@ def main() -> None:
                                 "ins_words": ins_w, "ins_chars": ins_c, "loops": loops})
                 if args.show and (ins_w or loops):
                     print(f"    {condition} {r['local_file']}: ins {ins_w} loops {loops}: {hyp}", flush=True)
+                if args.plain:
+                    results[-1].update(against_plain(condition, r["local_file"], path, req, hyp, lost_total))
             cpu = time.process_time() - t0
             row = {"condition": condition, "cpu_s": cpu, **{lang: per_lang[lang] for lang in langs}}
             table.append(row)
@@ -408,11 +426,60 @@ def main() -> None:
             if args.json:  # after every condition, so a long run that is stopped keeps what it did
                 Path(args.json).write_text(json.dumps({"settings": settings, "table": table, "files": results},
                                                       ensure_ascii=False, indent=1))
+        if args.audio_dir:
+            for path in sorted(Path(args.audio_dir).glob("*.wav")):
+                req = parse_transcribe({**requests[args.audio_lang], "audio_path": str(path)})
+                out = transcriber.transcribe(req, lambda _f: None)
+                hyp = " ".join(s.text.strip() for s in out.segments)
+                results.append({"condition": "audio-dir", "file": str(path), "hyp": hyp,
+                                **against_plain("audio-dir", path.name, path, req, hyp, lost_total)})
     print()
-    print_markdown(table, langs)
+    if table:
+        print_markdown(table, langs)
+    if args.plain:
+        t = lost_total
+        print(f"\nagainst the plain script, {t['files']} files: sori {t['sori']} words, plain {t['plain']}; "
+              f"lost {t['lost']} ({100 * t['lost'] / max(t['plain'], 1):.1f} %), invented {t['invented']} "
+              f"({100 * t['invented'] / max(t['plain'], 1):.1f} %)")
     if args.json:
         Path(args.json).write_text(json.dumps({"settings": settings, "table": table, "files": results},
                                                       ensure_ascii=False, indent=1))
+
+
+def words_of(text: str) -> list[str]:
+    """Normalized words (norm_chars of each whitespace token); unspaced text (ja) is compared by characters."""
+    tokens = [norm_chars(t) for t in text.split()]
+    tokens = [t for t in tokens if t]
+    if tokens and all(not t.isascii() for t in tokens) and max(len(t) for t in tokens) > 12:
+        return list("".join(tokens))
+    return tokens
+
+
+def lost_and_invented(plain: str, sori: str) -> tuple[int, int]:
+    """Words of the plain script's text that sori's lacks, and words of sori's the plain script's lacks, on a
+    longest-matching-blocks alignment of the two word sequences (difflib)."""
+    a, b = words_of(plain), words_of(sori)
+    matched = sum(block.size for block in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks())
+    return len(a) - matched, len(b) - matched
+
+
+_PLAIN_MODEL: dict = {}
+
+
+def against_plain(condition: str, name: str, path: Path, req, hyp: str, total: dict) -> dict:
+    """The plain faster-whisper script on `path` (same model, language and beam, its own VAD on), and sori's words
+    lost / invented against it; printed, and added to `total`."""
+    if "model" not in _PLAIN_MODEL:
+        _PLAIN_MODEL["model"] = models.get_model(req.model)
+    segments, _ = _PLAIN_MODEL["model"].transcribe(str(path), language=req.language, beam_size=req.model.beam_size,
+                                                   vad_filter=True)
+    plain = " ".join(s.text.strip() for s in segments)
+    lost, invented = lost_and_invented(plain, hyp)
+    n_plain, n_sori = len(words_of(plain)), len(words_of(hyp))
+    for key, value in (("files", 1), ("sori", n_sori), ("plain", n_plain), ("lost", lost), ("invented", invented)):
+        total[key] += value
+    print(f"    {condition} {name}: words sori {n_sori} plain {n_plain} lost {lost} invented {invented}", flush=True)
+    return {"plain": plain, "plain_words": n_plain, "sori_words": n_sori, "lost": lost, "invented": invented}
 
 
 def score(data: dict) -> tuple[dict[str, dict], list[dict]]:

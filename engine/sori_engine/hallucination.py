@@ -6,7 +6,8 @@ data (docs/engine.md has the measurements and why each threshold):
 
 1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
    a segment that repeats its predecessor's text word for word (a loop across segments) is dropped, and so are
-   its leading words that continue its predecessor's last word to LOOP_REPEATS (`deloop_across`).
+   its leading words that continue its predecessor's last word to LOOP_REPEATS (`deloop_across`). A run of
+   backchannels (backchannels/<lang>.txt: "yeah", "네", "はい") with the speech under it to say them is kept.
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
    the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
@@ -29,6 +30,7 @@ import functools
 import importlib.resources
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -148,10 +150,11 @@ def normalize(text: str) -> str:
 
 
 @functools.cache
-def phrases(language: str) -> frozenset[str]:
-    """The bag of hallucinations of a language (normalized), empty for a language without a list."""
+def phrases(language: str, folder: str = "hallucinations") -> frozenset[str]:
+    """The bag of hallucinations of a language (normalized), empty for a language without a list; with
+    `folder="backchannels"`, its backchannels ("yeah", "네", "はい": said again and again by listeners, not a loop)."""
     resource = (
-        importlib.resources.files(__package__).joinpath("hallucinations").joinpath(f"{language}.txt")
+        importlib.resources.files(__package__).joinpath(folder).joinpath(f"{language}.txt")
     )  # one part per call on 3.10
     if not resource.is_file():
         return frozenset()
@@ -211,8 +214,11 @@ def rebuild(seg: Segment, kept: list[Piece]) -> Segment | None:
 
 
 # ------------------------------------------------------------------------------------------------ rule 1: loops
-def _loop_span(units: list[str]) -> tuple[int, int, int] | None:
-    """The first run of a unit of k units repeated LOOP_REPEATS+ times: (start, k, repeats)."""
+def _loop_span(
+    units: list[str], skip: Callable[[int, int, int], bool] = lambda *_: False
+) -> tuple[int, int, int] | None:
+    """The first run of a unit of k units repeated LOOP_REPEATS+ times that `skip(start, k, repeats)` does not
+    excuse: (start, k, repeats)."""
     n = len(units)
     for start in range(n):
         for k in range(1, (n - start) // LOOP_REPEATS + 1):
@@ -222,31 +228,49 @@ def _loop_span(units: list[str]) -> tuple[int, int, int] | None:
             reps = 1
             while units[start + reps * k : start + (reps + 1) * k] == unit:
                 reps += 1
-            if reps >= LOOP_REPEATS:
+            if reps >= LOOP_REPEATS and not skip(start, k, reps):
                 return start, k, reps
     return None
+
+
+def backchannel_run(text: str, language: str) -> bool:
+    """Whether `text` is only backchannels of `language` ("Yeah, yeah, yeah.", "네 네 네", "はいはい")."""
+    return made_of(normalize(text), phrases(language, "backchannels"))
+
+
+def said_over(speech: SpeechMap | None, start: float, end: float, text: str) -> bool:
+    """Whether the speech frames in [start, end) could have said `text` (`needed`): a repeat with that much speech
+    under it is speech, not a decoding loop."""
+    return speech is not None and speech.seconds(start, end) >= needed(text)
 
 
 _LOOPED = re.compile(r"(\S.+?)\1{" + str(LOOP_REPEATS - 1) + ",}", re.DOTALL)
 
 
-def deloop(seg: Segment) -> Segment | None:
+def deloop(seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
     """Keep one occurrence of each repeated run: at the word level when the segment has words, else on the text's
-    characters (a loop "スタッフェンススタッフェンス..." inside one token)."""
+    characters (a loop "スタッフェンススタッフェンス..." inside one token). A run of backchannels with the speech under
+    it to say them all (`speech`: the file's speech map) is kept: a listener's "yeah, yeah, yeah" is speech."""
     if seg.words or len(seg.text.split()) >= LOOP_REPEATS:
         # Words, or whitespace tokens compared normalized: "멈쩍합니다. 멈쩍합니다, 멈쩍합니다." (seen at 5 dB SNR)
         # differs in its punctuation, so the text pattern below misses it.
         ps = pieces(seg)
         units = [normalize(p.text) for p in ps]
+
+        def spoken(start: int, k: int, reps: int) -> bool:
+            run = ps[start : start + k * reps]
+            text = "".join(p.text for p in run)
+            return backchannel_run(text, seg.language) and said_over(speech, run[0].start, run[-1].end, text)
+
         changed = False
-        while (found := _loop_span(units)) is not None:
+        while (found := _loop_span(units, spoken)) is not None:
             start, k, reps = found
             del ps[start + k : start + reps * k]
             del units[start + k : start + reps * k]
             changed = True
         if changed:
             return rebuild(seg, ps)
-        if seg.words:
+        if seg.words or backchannel_run(seg.text, seg.language):
             return seg
     text = seg.text
     new = _LOOPED.sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
@@ -335,11 +359,14 @@ def unsure_on_tail(seg: Segment, speech: SpeechMap) -> bool:
     return seg.avg_logprob < UNSURE_LOGPROB and speech.own_seconds(seg.start, seg.end) < needed(seg.text)
 
 
-def deloop_across(prev: Segment, seg: Segment) -> Segment | None:
+def deloop_across(prev: Segment, seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
     """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
-    LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR)."""
+    LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR). Backchannels
+    said over speech of their own stay (deloop)."""
     before = [normalize(p.text) for p in pieces(prev)]
     if not before or len(before[-1]) < 2:
+        return seg
+    if backchannel_run(seg.text, seg.language) and said_over(speech, seg.start, seg.end, seg.text):
         return seg
     reps = 0
     while reps < len(before) and before[len(before) - 1 - reps] == before[-1]:
@@ -359,11 +386,13 @@ def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None)
     can write the previous sentence again over the next one (AMR-NB ko/deeply_dancestudio_sub100110a00036:
     "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of speech of "면접만 보면 꼭 떨어지네"), and a speaker
     can say a sentence twice: dropping the copy would leave that speech with no text at all (17 edits against 15
-    kept). A third time in a row is a loop whatever lies under it."""
+    kept). A third time in a row is a loop whatever lies under it, but for backchannels ("Yeah." "Yeah." "Yeah."),
+    which listeners do say again and again."""
     text = normalize(seg.text)
     if not out or len(text) < 4 or normalize(out[-1].text) != text:
         return False
-    if speech is None or (len(out) >= 2 and normalize(out[-2].text) == text):
+    third = len(out) >= 2 and normalize(out[-2].text) == text
+    if speech is None or (third and not backchannel_run(seg.text, seg.language)):
         return True
     return speech.own_seconds(seg.start, seg.end) < needed(seg.text)
 
@@ -373,13 +402,13 @@ def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
     a speech map only loops are handled."""
     out: list[Segment] = []
     for seg in segments:
-        cleaned = deloop(seg)
+        cleaned = deloop(seg, speech)
         if cleaned is not None and speech is not None:
             cleaned = trim(cleaned, speech, phrases(seg.language))
         if cleaned is not None and speech is not None and unsure_on_tail(cleaned, speech):
             cleaned = None
         if cleaned is not None and out:
-            cleaned = deloop_across(out[-1], cleaned)
+            cleaned = deloop_across(out[-1], cleaned, speech)
         if cleaned is None:
             continue
         if repeats_previous(out, cleaned, speech):

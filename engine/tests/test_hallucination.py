@@ -164,6 +164,29 @@ def test_loops_are_kept_once() -> None:
     assert [s.text for s in h.clean(again, None)] == ["さっきは、"]
 
 
+def test_backchannels_said_again_and_again_over_speech_are_kept() -> None:
+    # A meeting: a listener's "yeah, yeah, yeah" is speech, not a loop, where the audio holds that much speech.
+    yeahs = [(0.3 * i, 0.3 * i + 0.25, " yeah,") for i in range(6)]
+    run = seg(0.0, 1.8, "Yeah, yeah, yeah, yeah, yeah, yeah,", yeahs, language="en")
+    assert h.deloop(run, speech_until(1.8, 3.0)).text == run.text
+    assert h.deloop(run, speech_until(0.3, 3.0)).text == "yeah,"  # no speech to say them: a loop
+    assert h.deloop(run).text == "yeah,"  # no speech map: loops only
+    # Other words repeated over speech are still a loop.
+    words = [(0.5 * i, 0.5 * i + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은"])]
+    assert h.deloop(seg(0.0, 3.0, "이 영상은 이 영상은 이 영상은", words), speech_until(3.0, 3.0)).text == "이 영상은"
+    # Three "네." segments in a row, each over speech of its own, stay three.
+    answers = [seg(float(i), i + 0.5, "Yeah.", language="en") for i in range(3)]
+    assert len(h.clean(answers, speech_until(3.0, 3.0))) == 3
+    assert len(h.clean(answers, None)) == 1  # without a speech map, a repeat is a loop
+
+
+def test_backchannel_lists_load() -> None:
+    for language, word in (("en", "yeah"), ("ko", "네"), ("ja", "はい")):
+        assert word in h.phrases(language, "backchannels")
+        assert h.backchannel_run(f"{word}, {word}, {word}.", language)
+    assert not h.backchannel_run("yeah, right, the meeting", "en")
+
+
 # ------------------------------------------------------------------------------------------------ real model
 LOOP = re.compile(r"(.{2,}?)\1{2,}")
 # The clips' whisper-base int8 CER is 0.03-0.25 on the machines measured; the bound only says "the clip's sentence".

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from fw_segments import fw_segment
 
-from sori_engine.decode.fw import FwSegment
+from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
-from sori_engine.decode.verdicts import before_loop, replay_start, suspect
+from sori_engine.decode.verdicts import before_loop, replay_start, stretched_tail, suspect
 
 
 def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:
@@ -24,6 +24,31 @@ def test_a_confident_pass_is_kept_up_to_where_its_loop_starts() -> None:
     # A loop within a segment (over max_compression) ends what is kept there too.
     kept = before_loop([_seg(0.0, 5.0, first), segs[-1]], 29.0, DEFAULT)
     assert [fw.text for fw in kept] == [first]
+
+
+def test_a_pass_that_finds_its_place_again_after_a_loop_keeps_what_follows() -> None:
+    # The shape of a far-field meeting excerpt at beam 1: a sentence, a run of backchannels written 18 times (over
+    # max_compression), then the meeting's next 25 s decoded well. Cut at the run, that speech was lost.
+    first = _seg(0.0, 3.3, "And I'm wondering how many meetings there are.")
+    yeahs = _seg(3.8, 8.2, "Yeah, " * 18, compression_ratio=5.7)
+    after = [_seg(8.2, 8.7, "Okay."), _seg(11.8, 14.3, "So, what do we need to talk about?"), _seg(14.8, 18.7, "So?")]
+    assert before_loop([first, yeahs, *after], 29.8, DEFAULT) == [first, yeahs, *after]
+    # A short repeat ("Yeah." again) is no loop: the recovered part may hold one.
+    short = [_seg(8.2, 8.6, "Yeah."), _seg(8.6, 9.0, "Yeah."), _seg(9.0, 12.0, "The budget is ten euros.")]
+    assert before_loop([first, yeahs, *short], 12.0, DEFAULT) == [first, yeahs, *short]
+    # What follows a loop must be new text: sentences said before, or a second loop, are no recovery.
+    said_again = [first, yeahs, _seg(8.2, 12.0, " " + first.text), _seg(12.0, 13.0, "Ok.")]
+    assert before_loop(said_again, 13.0, DEFAULT) == [first]
+
+
+def test_a_last_word_stretched_over_unwritten_speech_is_found() -> None:
+    # Whisper stopped at "the sort of" with 6 s of speech left; alignment gave "of" all of it.
+    words = [FwWord(21.7, 22.16, " really", 0.9), FwWord(22.4, 22.58, " sort", 0.9), FwWord(22.58, 28.98, " of", 0.9)]
+    stretched = fw_segment(" really sort of", 21.7, 28.98, words=words)
+    assert stretched_tail(stretched, DEFAULT) == 22.58
+    words[-1] = FwWord(22.58, 22.7, " of", 0.9)
+    assert stretched_tail(fw_segment(" really sort of", 21.7, 22.7, words=words), DEFAULT) is None
+    assert stretched_tail(_seg(0.0, 9.0, "no word times"), DEFAULT) is None
 
 
 def test_a_pass_that_loops_at_once_or_is_unsure_is_decoded_again() -> None:

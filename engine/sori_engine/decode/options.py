@@ -34,6 +34,7 @@ class DecodeOptions:
     batch_size: int = 4  # chunks decoded together: more costs memory for no CPU gain
     max_rounds: int = 2  # batched passes: the first and one round for the speech after an early stop
     tail_s: float = 0.6  # undecoded speech after a chunk's last segment that is decoded on (VAD padding is 0.4 s)
+    longest_word_s: float = 1.5  # a last word timed longer was stretched over speech its text does not hold
     encoder_margin_s: float = 1.0  # audio after a batch's longest clip that the encoder still sees
     encoder_min_s: float = 10.0  # the least audio the encoder sees: shorter windows lost characters
     # --- the sequential re-decode (faster-whisper's temperature fallback)

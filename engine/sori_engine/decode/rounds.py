@@ -94,9 +94,10 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
             said = [fw for fw in segs if fw.text.strip()]
             if not said:  # nothing recognizable in it: decoding it again would only repeat that
                 continue
-            rest = after(item.chunk, int(max(fw.end for fw in said) * SR))
+            last = max(said, key=lambda fw: fw.end)
+            rest = after(item.chunk, int(_said_until(last, o) * SR))
             if samples(rest) >= o.tail_s * SR and verdicts.holds_a_word(cut(audio, rest)):
-                tails.append(Item(item.owner, rest, max(said, key=lambda fw: fw.end)))
+                tails.append(Item(item.owner, rest, last))
         if not tails or round_ + 1 == o.max_rounds:
             break
         items = tails
@@ -105,11 +106,25 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
     return out
 
 
+def _said_until(fw: FwSegment, o: DecodeOptions) -> float:
+    """Where the speech a chunk's last segment says ends: its end, or the start of a last word stretched over speech
+    the text does not hold (verdicts.stretched_tail), the segment and that word then cut to end a third of
+    `longest_word_s` after it."""
+    start = verdicts.stretched_tail(fw, o)
+    if start is None:
+        return float(fw.end)
+    words = [w for w in fw.words or () if w.word.strip()]
+    fw.end = words[-1].end = start + o.longest_word_s / 3
+    return start
+
+
 def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) -> list[list[FwSegment]]:
     """One batched pass over `items`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in its job's time. A chunk whose result is suspect is decoded again alone; for `rests`
     (the speech after an early stop, often a second or two) that would cost a full window each, so only their
-    loops and made-up text are dropped (verdicts.hallucinated, verdicts.ran_to_cap). Segment times are kept inside
+    loops and made-up text are dropped (verdicts.hallucinated, verdicts.ran_to_cap) -- but a rest that loops over
+    `missing_s` or more of speech is decoded again sequentially, with the temperature fallback (a run of
+    backchannels in a meeting looped twice, and 8 s of speech were lost). Segment times are kept inside
     their chunk's speech (placement.within); with the job's speech map, text timed past its chunk's end with no
     word's speech left for it is dropped (verdicts.without_text_past_end)."""
     o = s.options
@@ -150,11 +165,14 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     out: list[list[FwSegment]] = []
     for i, (item, (a, b), segs) in enumerate(zip(items, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
-            segs = (
-                []
-                if verdicts.ran_to_cap(segs, own_cap[item.owner])
-                else [shift(fw, -a) for fw in segs if not verdicts.hallucinated(fw, o)]
-            )
+            clip = speech[int(a * SR) : int(b * SR)]
+            if verdicts.looped(segs, own_cap[item.owner], o) and hallucination.own_speech_s(clip) >= o.missing_s:
+                # A loop over this much speech says the decoder lost its place, not that there is no speech.
+                segs = [fw for fw in decode_sequential(s, clip) if not verdicts.hallucinated(fw, o)]
+            elif verdicts.ran_to_cap(segs, own_cap[item.owner]):
+                segs = []
+            else:
+                segs = [shift(fw, -a) for fw in segs if not verdicts.hallucinated(fw, o)]
         elif verdicts.suspect(segs, a, b, o):
             kept = verdicts.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // bs * bs : (i // bs + 1) * bs]

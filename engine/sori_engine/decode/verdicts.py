@@ -3,11 +3,12 @@ batched rounds and by streaming alike. The file-level rules that run last over t
 of hallucinations, text on no speech, unsure text on a tail) are `hallucination.clean`.
 
 - `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay);
-- `before_loop`: the part of a confident pass before the loop it ends in;
+- `before_loop`: the part of a confident pass before the loop in it, and what follows where the decoder recovered;
 - `replay_start`: where a run of segments starts that only says again what the clip said before;
 - `hallucinated`: faster-whisper's no-speech rule and the loop rule, for one segment of a rest;
 - `on_no_speech`: faster-whisper's no-speech rule on its own (an interim);
-- `ran_to_cap` / `rest_tokens`: a rest decoded to its token limit is a loop;
+- `ran_to_cap` / `rest_tokens` / `looped`: a rest decoded to its token limit, or over `max_compression`, is a loop;
+- `stretched_tail`: a last word timed over speech the text does not hold;
 - `holds_a_word`: whether speech after a chunk's last segment is worth decoding on;
 - `without_text_past_end` / `said_past_end`: text Whisper went on writing after a chunk's speech.
 
@@ -62,11 +63,13 @@ def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> i
 
 
 def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> list[FwSegment]:
-    """The segments of a confident pass before the one where a repetition loop starts (a segment over
-    `max_compression`, one that says again what an earlier one said, or the first of a replay: `replay_start`);
-    none when the pass is not confident or the loop starts at once. `end_s`: the clip's end. A loop is how greedy
-    and beam decoding end a clip they lost their place in: what came before it was decoded like any clip's text, and
-    the sequential re-decode of the whole clip can lose it (docs/performance.md, "A loop cut where it starts")."""
+    """What of a confident pass is kept when a repetition loop starts in it: the segments before the loop (a segment
+    over `max_compression`, one that says again a sentence an earlier one said, or the first of a replay:
+    `replay_start`), and, where the decoder found its place again after it, the loop segment and what follows
+    (`recovered_after`); none when the pass is not confident or the loop starts at once with nothing new after it.
+    `end_s`: the clip's end. A loop is how greedy and beam decoding end a clip they lost their place in: what came
+    before it was decoded like any clip's text, and the sequential re-decode of the whole clip can lose it. A short
+    text said again ("Yeah.", "네.": under `replay_min_chars`) is no sign of a loop: people say it again."""
     texts = [fw for fw in segments if fw.text.strip()]
     if not texts or any(fw.avg_logprob < o.min_logprob for fw in texts):
         return []
@@ -75,10 +78,49 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
     seen: set[str] = set()
     for k, fw in enumerate(segments):
         said = hallucination.normalize(fw.text)
-        if fw.compression_ratio > o.max_compression or (said and said in seen) or fw is replayed:
-            return segments[:k] if any(x.text.strip() for x in segments[:k]) else []
+        repeated = len(said) >= o.replay_min_chars and said in seen
+        if fw.compression_ratio > o.max_compression or repeated or fw is replayed:
+            recovered = [] if replay is not None else recovered_after(segments, k, seen, o)
+            looped = [fw] if recovered and fw.compression_ratio > o.max_compression else []
+            head = segments[:k] + looped + recovered
+            return head if any(x.text.strip() for x in head) else []
         seen.add(said)
     return []
+
+
+def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: DecodeOptions) -> list[FwSegment]:
+    """The segments after loop segment k that show the decoder found its place again: new text (no loop, no
+    sentence said before), `replay_min_chars` or more of it; none otherwise. Without them the speech after the text
+    before the loop is decoded on in the next round; with them that speech already has its text, and dropping it
+    would lose real speech (a run of backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s)."""
+    said_before = "".join(seen)
+    out: list[FwSegment] = []
+    for fw in segments[k + 1 :]:
+        said = hallucination.normalize(fw.text)
+        if fw.compression_ratio > o.max_compression or (len(said) >= o.replay_min_chars and said in said_before):
+            continue
+        out.append(fw)
+        said_before += said
+    new_chars = sum(len(hallucination.normalize(fw.text)) for fw in out)
+    return out if new_chars >= o.replay_min_chars else []
+
+
+def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool:
+    """A rest decoded to its token limit (`ran_to_cap`) or with a segment over `max_compression`: a loop."""
+    return ran_to_cap(segments, cap) or any(fw.compression_ratio > o.max_compression for fw in segments)
+
+
+def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
+    """The start of a segment's last word when alignment timed that word longer than any word is said
+    (`longest_word_s`), else None. Whisper can end a chunk's text early, mid-sentence, when its speech runs to the
+    end of the window ("...so they're not really the sort of", the last 6 s of a meeting excerpt not written); the
+    segment still ends at the chunk's end and word alignment stretches its last word over the speech it did not
+    write. From that word's start, that speech is decoded on like any rest (whose first word, said again, rest_echo
+    drops)."""
+    words = [w for w in fw.words or () if w.word.strip()]
+    if not words or words[-1].end - words[-1].start <= o.longest_word_s:
+        return None
+    return float(words[-1].start)
 
 
 def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) -> bool:
