@@ -1,13 +1,13 @@
 """Interim hypotheses of streaming sessions (streaming.py): cheap, batched across sessions, and stable.
 
 - Cheap: an interim is one greedy pass (beam 1, no timestamps, no tail round, no temperature fallback) over the
-  open utterance laid in a short window (`window_s`: the utterance rounded up to 5 s, at least 10 s) instead of
-  Whisper's 30 s. The encoder's cost grows faster than its input: 0.16 CPU s for 10 s against 1.1 s for 30 s
-  (whisper-base int8, 2 cores). The window's padding is the log-mel of silence, as Whisper's own padding of the
-  audio gives; zero features in a short window cost accuracy (docs/streaming.md, "Figures").
+  open utterance laid in a short window (`window_s`: the utterance rounded up to `interim_window_step_s`, at least
+  `interim_min_window_s`) instead of Whisper's 30 s: the encoder's cost grows faster than its input. The window's
+  padding is the log-mel of silence, as Whisper's own padding of the audio gives; zero features in a short window
+  cost accuracy (docs/streaming.md, "Figures").
 - Batched: the sessions that want an interim in one engine step are decoded together, one generate call per group
-  of sessions with the same model, language and prompt (4 utterances at 10 s: 1.28 CPU s batched against 2.20 one
-  by one); on CPU the encoder takes them one at a time (decode.fw.encode_clip_by_clip), which costs less there.
+  of sessions with the same model, options, language and prompt; on CPU the encoder takes them one at a time
+  (decode.fw.encode_clip_by_clip), which costs less there.
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
   utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
   shown word back only when two consecutive hypotheses agree on something else there.

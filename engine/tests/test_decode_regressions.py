@@ -309,3 +309,13 @@ def test_word_times_move_by_a_frame_or_two_in_another_batch(testdata: Path, mode
         own_times = [(w.start, w.end) for fw in own for w in fw.words or ()]
         assert len(times) == len(own_times) > 0
         assert np.abs(np.array(times) - np.array(own_times)).max() <= 0.05
+
+
+# ------------------------------------------------------------------------------------------------ the stage hook
+def test_the_hook_sees_each_stage_in_order(testdata: Path, model: dict[str, Any]) -> None:
+    req = TranscribeParams(audio_path=str(testdata / JFK), model=ModelConfig(**model), language_mode="detect")
+    seen: list[tuple[str, Any]] = []
+    result = transcriber.transcribe(req, lambda _f: None, hook=lambda stage, artefact: seen.append((stage, artefact)))
+    assert [stage for stage, _a in seen] == ["window", "chunks", "language", "rounds", "placement", "clean"]
+    assert list(dict(seen)["language"]) == ["en"]  # the chunks by the language they are decoded in
+    assert dict(seen)["clean"] == result.segments

@@ -129,8 +129,8 @@ def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) ->
 
 
 def hallucinated(fw: FwSegment, o: DecodeOptions) -> bool:
-    """A repetition loop (seen on a 0.6 s rest of breath: "はぁぁぁ..."), or text the model made up from silence
-    (seen: "Thank you very much." on 1.1 s after the last word): `on_no_speech`."""
+    """A repetition loop (over `max_compression`), or text the model made up from silence (`on_no_speech`): what
+    is dropped from a rest, which is not decoded again (docs/engine.md, "Decoding stages")."""
     return fw.compression_ratio > o.max_compression or on_no_speech(fw.no_speech_prob, fw.avg_logprob, o)
 
 
@@ -151,8 +151,8 @@ def ran_to_cap(segments: list[FwSegment], cap: int | None) -> bool:
 
 def holds_a_word(rest_audio: np.ndarray) -> bool:
     """Whether the speech after a chunk's last segment has a word's worth of speech frames of its own. The VAD's
-    regions carry padding and the last word's hang-over; decoded on, 1.2 s holding 0.06 s of speech gave a
-    confident invented `さっきは、` after ja/common_voice_ja_38852485 (docs/engine.md)."""
+    regions carry padding and the last word's hang-over, on which Whisper decoded on invents confident text
+    (docs/audio.md, "Speed: batched decoding")."""
     return hallucination.own_speech_s(rest_audio) >= hallucination.MIN_WORD_SPEECH_S
 
 
