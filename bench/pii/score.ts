@@ -10,7 +10,7 @@
 // found / entities.
 import fs from "node:fs";
 import path from "node:path";
-import { PII_TYPES, type PiiType } from "../../src/domain/pii.js";
+import { DEFAULT_MIN_DIGITS, PII_TYPES, type PiiType } from "../../src/domain/pii.js";
 import type { Utterance } from "../../src/domain/utterance.js";
 import { detectPii, redactUtterances } from "../../src/pii/index.js";
 
@@ -136,7 +136,12 @@ function score(label: string, suffixes: readonly string[]): void {
         }
       }
       // The stage itself: no labelled text (a number's digits, a name) may be left in msg or words.
-      const redacted = redactUtterances(call.utterances, { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32) });
+      const redacted = redactUtterances(call.utterances, {
+        types: PII_TYPES,
+        mode: "mask",
+        min_digits: DEFAULT_MIN_DIGITS,
+        key: Buffer.alloc(32),
+      });
       for (const e of call.entities) {
         for (const p of e.parts) {
           const said = call.utterances[p.utterance]!.msg.slice(p.start, p.end);

@@ -8,9 +8,9 @@ export type Cue = "phone" | "card" | "account" | "national_id" | "dob" | "other"
 const CUES: [Cue, RegExp][] = [
   [
     "phone",
-    /전화|연락처|연락\s?번호|휴대폰|핸드폰|폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s+(?:me\s+)?back|reach\s+me/giu,
+    /전화|연락처|연락\s?번호|휴대폰|핸드폰|(?<!쿠)폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s+(?:me|back)|text\s+me|reach\s+me|my\s+number|전번|콜백|折り返し/giu,
   ],
-  ["card", /카드|カード|card|visa|master\s?card|amex/giu],
+  ["card", /카드|カード|card|visa|master\s?card|amex|credit|debit|クレジット/giu],
   [
     "account",
     /계좌|통장|입금|이체|예금주|은행|뱅크|새마을금고|우체국|口座|普通預金|当座|振込|振り込み|銀行|支店|account|routing|iban|checking|savings|bank/giu,
@@ -47,4 +47,19 @@ export function cueBefore(text: string, at: number, window = CUE_WINDOW): Cue | 
 export function hasCueBefore(text: string, at: number, cue: Cue, window = CUE_WINDOW): boolean {
   const before = text.slice(Math.max(0, at - window), at);
   return CUES.some(([c, re]) => c === cue && before.match(re) !== null);
+}
+
+/** How far after a number its cue may be ("… 이 카드 번호예요", "…が携帯番号です", "… that's my cell"). */
+export const CUE_AFTER_WINDOW = 25;
+
+/** The first cue starting in text[at, at + window), or null: a number named after it is said. */
+export function cueAfter(text: string, at: number, window = CUE_AFTER_WINDOW): Cue | null {
+  const after = text.slice(at, at + window);
+  let best: { cue: Cue; start: number } | null = null;
+  for (const [cue, re] of CUES) {
+    for (const m of after.matchAll(re)) {
+      if (!best || m.index < best.start) best = { cue, start: m.index };
+    }
+  }
+  return best?.cue ?? null;
 }

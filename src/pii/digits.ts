@@ -229,10 +229,18 @@ export function digitUnits(text: string): DigitUnit[] {
 
 /** What may stand between two digits of one number: spaces, dashes, dots, commas (a recognizer's rhythm: "five five
  * five, one two three"), an utterance break, and the words people say between groups (Korean 에/다시, Japanese の,
- * English dash). Lists of counts are runs too, but too short to be read as any number. */
+ * English dash) and a filler or two (uh, 어, えー). Lists of counts are runs too, but too short to be read as any number. */
 const PUNCT = /[\s\-‐‑–—.・()（）/,，、]/gu;
-const JOINERS = new Set(["", "다시", "에", "의", "하고", "の", "ノ", "dash", "hyphen"]);
-const isSeparator = (gap: string): boolean => JOINERS.has(gap.replace(PUNCT, "").toLowerCase());
+const JOINERS = new Set(["다시", "에", "의", "하고", "の", "ノ", "dash", "hyphen"]);
+/** Fillers a caller says while reading a number out ("four one five, uh, five five five"). */
+const FILLERS = new Set(["uh", "um", "er", "어", "음", "그", "えー", "えっと", "あの"]);
+const isSeparator = (gap: string): boolean => {
+  const words = gap
+    .split(PUNCT)
+    .filter((w) => w.length > 0)
+    .map((w) => w.toLowerCase());
+  return words.length <= 2 && words.every((w) => JOINERS.has(w) || FILLERS.has(w));
+};
 const MAX_GAP = 12;
 
 /** The runs of units that read as one number: consecutive units with only a separator between them. */

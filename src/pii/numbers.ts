@@ -1,14 +1,19 @@
 // Structured numbers (phone, card, bank account, national id) in a transcript, by rules alone: no model, so that the
-// numbers that matter most are found the same way on every deployment. Each run of digits (digits.ts) is read in
-// every window of its units; a window is a number when its digits pass the type's check (checks.ts) or, for the
-// numbers without a check digit, when a cue says what it is (cues.ts). Windows are taken strongest and longest
-// first, so "공일공 일이삼사 오육칠팔 이 번호요" masks the phone number and not the 이 ("this") after it.
-import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn } from "./checks.js";
-import { cueBefore } from "./cues.js";
+// numbers that matter most are found the same way on every deployment. Two layers over each run of digits
+// (digits.ts):
+// - the exact layer reads every window of a run; a window is a number when its digits pass the type's check
+//   (checks.ts) or, for the numbers without a check digit, when a cue says what it is (cues.ts). Windows are taken
+//   strongest and longest first, so "공일공 일이삼사 오육칠팔 이 번호요" masks the phone number and not the 이.
+// - the recall layer reads the whole run as a recognizer wrote it, digits dropped, doubled or inserted: a run
+//   that a cue names (before it or just after), that has the form of a phone or card number, that continues a
+//   number just masked, or that is `minDigits` long, is masked whole even when no check passes. Checks only
+//   choose the type and the exact span; they never keep a number in clear.
+import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn, isTollFree } from "./checks.js";
+import { type Cue, cueAfter, cueBefore } from "./cues.js";
 import { type DigitUnit, digitRuns } from "./digits.js";
 import type { Span } from "./span.js";
 
-type NumberType = "phone" | "card" | "account" | "national_id";
+type NumberType = "phone" | "card" | "account" | "national_id" | "number";
 
 /** The lengths to look at: a Japanese account number has 7 digits, a card at most 19. */
 const MIN_DIGITS = 7;
@@ -74,32 +79,164 @@ function classify(d: string, g: number[], text: string, start: number): { type: 
 /** Types whose numbers have no check digit and no fixed form: found by their cue alone. */
 const WITHOUT_CHECK: ReadonlySet<NumberType> = new Set(["account"]);
 
-/** The structured numbers in `text`. */
-export function numberSpans(text: string): Span[] {
+/** The exact layer: the windows of one run whose digits (or cue) say what they are. */
+function exactSpans(text: string, run: readonly DigitUnit[]): Span[] {
   const found: (Span & { strength: number; digits: number })[] = [];
-  for (const run of digitRuns(text)) {
-    for (let i = 0; i < run.length; i++) {
-      let d = "";
-      for (let j = i; j < run.length; j++) {
-        d += run[j]!.digits;
-        if (d.length > MAX_DIGITS) break;
-        if (d.length < MIN_DIGITS) continue;
-        const start = run[i]!.start;
-        const end = run[j]!.end;
-        if (AMOUNT_AFTER.test(text.slice(end)) || AMOUNT_BEFORE.test(text.slice(0, start))) continue;
-        const c = classify(d, groups(run.slice(i, j + 1)), text, start);
-        if (c) found.push({ type: c.type, start, end, value: d, strength: c.strength, digits: d.length });
-      }
+  for (let i = 0; i < run.length; i++) {
+    let d = "";
+    for (let j = i; j < run.length; j++) {
+      d += run[j]!.digits;
+      if (d.length > MAX_DIGITS) break;
+      if (d.length < MIN_DIGITS) continue;
+      const start = run[i]!.start;
+      const end = run[j]!.end;
+      if (isAmount(text, start, end)) continue;
+      const c = classify(d, groups(run.slice(i, j + 1)), text, start);
+      if (c) found.push({ type: c.type, start, end, value: d, strength: c.strength, digits: d.length });
     }
   }
   // Strongest, then longest first; a window that overlaps one already taken is dropped.
   found.sort((a, b) => b.strength - a.strength || b.digits - a.digits || a.start - b.start);
   const taken: Span[] = [];
-  for (const f of found) {
-    if (taken.some((t) => f.start < t.end && t.start < f.end)) continue;
-    // A country code's plus and an area code's opening bracket belong to the number.
-    const start = /[(+（＋]/u.test(text[f.start - 1] ?? "") ? f.start - 1 : f.start;
-    taken.push({ type: f.type, start, end: f.end, value: f.value });
-  }
+  for (const f of found)
+    if (!taken.some((t) => f.start < t.end && t.start < f.end))
+      taken.push({ type: f.type, start: f.start, end: f.end, value: f.value });
   return taken.sort((a, b) => a.start - b.start);
+}
+
+const isAmount = (text: string, start: number, end: number): boolean =>
+  AMOUNT_AFTER.test(text.slice(end)) || AMOUNT_BEFORE.test(text.slice(0, start));
+
+/** What the recall layer needs: digits from which a run with no cue is masked (0: never by length alone). */
+export interface NumberRules {
+  minDigits: number;
+}
+
+/** A cued run is masked from this many digits: a Japanese account number (7) with one dropped. */
+const MIN_CUED = 6;
+/** …but a national id from seven: six digits after an RRN cue are its front half, a birth date (dates.ts). */
+const MIN_CUED_ID = 7;
+/** A run of MIN_CONTINUED digits or more starting within CONTINUE_WINDOW characters after a masked number goes on
+ * with it: the second half of a card read in two breaths, the agent's "네" between them. */
+const MIN_CONTINUED = 4;
+const CONTINUE_WINDOW = 50;
+/** Readings at a run's edges that are more often words than digits (particles に, し, ご, さん; "oh"); katakana
+ * digits (ニー, ゴー) are said as digits. */
+const EDGE_WORDS = /^(?:に|し|く|ご|さん|oh)$/iu;
+/** A date or a time written with separators, and a quantity with thousands commas: not identifiers by their form. */
+const DATE_FORM = /^(?:(?:19|20)\d{2}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d{2})(?![0-9])/u;
+const QUANTITY_FORM = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/u;
+/** A date, time, count or amount word right after a leftover digit: "010-1234-5678, 3시" keeps the 3. */
+const COUNTER_AFTER = /^\s*(?:시|時|년|年|월|月|일|日|살|歳|번째|o'clock|am|pm|a\.m\.|p\.m\.)/iu;
+
+/** The run without the word-like readings at its edges. */
+function trimRun(text: string, run: readonly DigitUnit[]): DigitUnit[] {
+  let i = 0;
+  let j = run.length;
+  const edge = (u: DigitUnit): boolean => !u.written && EDGE_WORDS.test(text.slice(u.start, u.end));
+  while (i < j && edge(run[i]!)) i++;
+  while (j > i && edge(run[j - 1]!)) j--;
+  return run.slice(i, j);
+}
+
+/** The type a run's form suggests with no cue (the checks may fail: digits dropped or added), or null. */
+function formOf(d: string, rules: NumberRules): NumberType | null {
+  if (isTollFree(d)) return null; // a business's line
+  if (/^(?:0[1-9]|82|81)/u.test(d) && d.length >= 9 && d.length <= 13) return "phone";
+  if (/^[2-69]/u.test(d) && d.length >= 13 && d.length <= 21) return "card";
+  if (rules.minDigits === 0 || d.length < rules.minDigits) return null;
+  if (/^1?[2-9]/u.test(d) && (d.length === 10 || (d.length === 11 && d[0] === "1"))) return "phone";
+  return "number";
+}
+
+const PII_CUES: ReadonlySet<Cue> = new Set(["phone", "card", "account", "national_id"]);
+
+/** The recall layer's type for a run with no exact span, or null to keep it. */
+function recallType(
+  text: string,
+  run: readonly DigitUnit[],
+  d: string,
+  last: { end: number; type: NumberType } | null,
+  rules: NumberRules,
+): NumberType | null {
+  const start = run[0]!.start;
+  const end = run[run.length - 1]!.end;
+  const said = text.slice(start, end);
+  if (DATE_FORM.test(said)) return null;
+  const cue = cueBefore(text, start) ?? cueAfter(text, end);
+  if (cue === "other" || cue === "dob") return null;
+  if (cue && PII_CUES.has(cue) && d.length >= (cue === "national_id" ? MIN_CUED_ID : MIN_CUED))
+    return cue as NumberType;
+  if (last && start - last.end <= CONTINUE_WINDOW && d.length >= MIN_CONTINUED) return last.type;
+  if (QUANTITY_FORM.test(said)) return null;
+  return formOf(d, rules);
+}
+
+/** A run of 3+ digits said just before a masked number of the type its cue names, with a short reply between
+ * ("口座番号は 七六五 / はい / 四三二一です"), is that number's first part. */
+const MIN_HEAD = 3;
+const HEAD_GAP = 16;
+
+/** The structured numbers in `text`. */
+export function numberSpans(text: string, rules: NumberRules): Span[] {
+  const out: Span[] = [];
+  let last: { end: number; type: NumberType } | null = null;
+  let kept: { run: DigitUnit[]; d: string } | null = null;
+  for (const whole of digitRuns(text)) {
+    const run = trimRun(text, whole);
+    if (run.length === 0) continue;
+    const d = run.map((u) => u.digits).join("");
+    const start = run[0]!.start;
+    const end = run[run.length - 1]!.end;
+    const exact = exactSpans(text, whole);
+    let spans: Span[];
+    // An amount ("1,250,000원", "$4,500") is read by the exact layer alone, which keeps it.
+    if (isAmount(text, start, end)) spans = exact;
+    else if (exact.length > 0) spans = extend(text, run, exact);
+    else {
+      const type = recallType(text, run, d, last, rules);
+      spans = type ? [{ type, start, end, value: d }] : [];
+    }
+    const first = spans[0];
+    if (first && kept && first.start - kept.run[kept.run.length - 1]!.end <= HEAD_GAP) {
+      const head = kept.run[0]!.start;
+      if (cueBefore(text, head) === first.type && !isAmount(text, head, kept.run[kept.run.length - 1]!.end))
+        out.push({ type: first.type, start: head, end: kept.run[kept.run.length - 1]!.end, value: kept.d });
+    }
+    // Another number between a masked one and this run ends the continuation ("12가 3456" after a phone number).
+    if (spans.length === 0 && d.length >= 2) last = null;
+    kept = spans.length === 0 && d.length >= MIN_HEAD ? { run, d } : null;
+    for (const s of spans) {
+      // A country code's plus and an area code's opening bracket belong to the number.
+      if (/[(+（＋]/u.test(text[s.start - 1] ?? "")) s.start -= 1;
+      out.push(s);
+      last = { end: s.end, type: s.type as NumberType };
+    }
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/** The exact spans of a run grown over its leftover digits (a doubled or inserted digit, a group the checks could
+ * not place), each leftover joining the span before it (or after it, at the run's head). */
+function extend(text: string, run: readonly DigitUnit[], exact: Span[]): Span[] {
+  const spans = exact.map((s) => ({ ...s }));
+  for (const u of run) {
+    if (spans.some((s) => s.start <= u.start && u.end <= s.end)) continue;
+    if (u.written && COUNTER_AFTER.test(text.slice(u.end))) continue;
+    const before = spans.filter((s) => s.end <= u.start).pop();
+    const target = before ?? spans.find((s) => s.start >= u.end);
+    if (!target) continue;
+    // Only what lies between the span and this unit: no other span may be crossed.
+    const from = Math.min(target.start, u.start);
+    const to = Math.max(target.end, u.end);
+    if (spans.some((s) => s !== target && s.start < to && from < s.end)) continue;
+    target.start = from;
+    target.end = to;
+  }
+  for (const s of spans)
+    s.value = run
+      .filter((u) => s.start <= u.start && u.end <= s.end)
+      .map((u) => u.digits)
+      .join("");
+  return spans;
 }

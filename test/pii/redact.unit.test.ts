@@ -13,7 +13,7 @@ import { detectPii, type Redaction, redactText, redactUtterances } from "../../s
 const ALL = new Set<PiiType>(PII_TYPES);
 const found = (text: string): [string, string][] =>
   detectPii(text, ALL).map((s) => [s.type, text.slice(s.start, s.end)]);
-const R: Redaction = { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32, 1) };
+const R: Redaction = { types: PII_TYPES, mode: "mask", min_digits: 9, key: Buffer.alloc(32, 1) };
 
 describe("checks", () => {
   it("Luhn, cards, RRN, My Number, SSN", () => {
@@ -50,7 +50,11 @@ describe("detectors", () => {
   it("cards by Luhn, national ids by their structure, accounts by their cue", () => {
     assert.deepEqual(found("카드 번호는 4111 1111 1111 1111 입니다"), [["card", "4111 1111 1111 1111"]]);
     assert.deepEqual(found("주민번호 940308-2172611 이요"), [["national_id", "940308-2172611"]]);
-    assert.deepEqual(found("マイナンバーは1234 5678 9012です").length, 0, "a wrong check digit");
+    assert.deepEqual(
+      found("マイナンバーは1234 5678 9012です"),
+      [["national_id", "1234 5678 9012"]],
+      "a check digit never vetoes",
+    );
     assert.deepEqual(found("マイナンバーは7775 1210 8835です"), [["national_id", "7775 1210 8835"]]);
     assert.deepEqual(found("my social security number is 164-97-3577"), [["national_id", "164-97-3577"]]);
     assert.deepEqual(found("신한은행 계좌 110 384 729104 입니다"), [["account", "110 384 729104"]]);
@@ -151,11 +155,10 @@ describe("job config", () => {
     assert.equal(piiOptions(parse({ use_pii_redaction: false })), null);
   });
   it("defaults: every type, mask", () => {
-    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true })), { types: PII_TYPES, mode: "mask" });
-    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true, pii_redaction: { types: ["card"], mode: "hash" } })), {
-      types: ["card"],
-      mode: "hash",
-    });
+    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true })), { types: PII_TYPES, mode: "mask", min_digits: 9 });
+    const asked = { types: ["card"], mode: "hash", min_digits: 12 };
+    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true, pii_redaction: asked })), asked);
+    assert.equal(piiOptions(parse({ use_pii_redaction: true, pii_redaction: { min_digits: 0 } }))?.min_digits, 0);
   });
   it("bad values: InvalidInput naming the field", () => {
     const bad: [object, RegExp][] = [
@@ -166,6 +169,11 @@ describe("job config", () => {
       [{ use_pii_redaction: true, pii_redaction: { types: [] } }, /^config\.pii_redaction\.types/],
       [{ use_pii_redaction: true, pii_redaction: { mode: "blur" } }, /^config\.pii_redaction\.mode: must be one of/],
       [{ use_pii_redaction: 1 }, /^config\.use_pii_redaction/],
+      [
+        { use_pii_redaction: true, pii_redaction: { min_digits: 3 } },
+        /^config\.pii_redaction\.min_digits: must be 0 or 6 to 30/,
+      ],
+      [{ use_pii_redaction: true, pii_redaction: { min_digits: 9.5 } }, /^config\.pii_redaction\.min_digits/],
       [{ pii_redaction: {} }, /config\.pii_redaction needs use_pii_redaction true/],
     ];
     for (const [config, message] of bad)
