@@ -54,7 +54,8 @@ export const CUE_AFTER_WINDOW = 25;
 
 /** The first cue starting in text[at, at + window), or null: a number named after it is said. */
 export function cueAfter(text: string, at: number, window = CUE_AFTER_WINDOW): Cue | null {
-  const after = text.slice(at, at + window);
+  // Only in the number's own utterance: the next speaker's "주문번호는 …" names the next number.
+  const after = text.slice(at, at + window).split("\n")[0]!;
   let best: { cue: Cue; start: number } | null = null;
   for (const [cue, re] of CUES) {
     for (const m of after.matchAll(re)) {

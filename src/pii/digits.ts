@@ -203,6 +203,8 @@ export function digitUnits(text: string): DigitUnit[] {
   }
   // A Korean word counts only when it is all digit syllables (with a particle after them): 구 of 강남구 is not a 9.
   for (const m of text.matchAll(/[가-힣]+/gu)) {
+    // Right after a written digit a Korean word is its counter: the 일 of "2일" is a day, not a 1.
+    if (/[0-9０-９]/u.test(text[m.index - 1] ?? "")) continue;
     const k = koreanDigits(m[0]);
     if (k === null) continue;
     // Digit by digit: a unit per syllable (so a window may end before a stray 이); a number read whole: one unit.

@@ -20,8 +20,7 @@ const MIN_DIGITS = 7;
 const MAX_DIGITS = 19;
 
 /** A number said right before a currency or a count is an amount, not an identifier. */
-const AMOUNT_AFTER =
-  /^\s*(?:원|円|엔|달러|만원|억|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
+const AMOUNT_AFTER = /^\s*(?:원|円|엔|달러|만|억|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
 const AMOUNT_BEFORE = /[$₩¥￥€£]\s*$/u;
 
 /** Group sizes as said (written groups split by their separators: 010-1234-5678 → 3,4,4). */
@@ -60,9 +59,11 @@ function classify(d: string, g: number[], text: string, start: number): { type: 
   if (isRrn(d)) candidates.push({ type: "national_id", strength: 2 });
   if (isCard(d)) candidates.push({ type: "card", strength: cardGroups(g) ? 2 : 1 });
   if (isKoJaPhone(d)) candidates.push({ type: "phone", strength: isMobile(d) ? 2 : 1 });
-  if (isNanpPhone(d)) candidates.push({ type: "phone", strength: nanpGroups(g) ? 2 : 1 });
+  // North American numbers and SSNs are not read in Korean or Japanese talk ("공일공 이칠 사오육칠" is 3-2-4).
+  const american = !CJK.test(text.slice(Math.max(0, start - 30), start + d.length * 2));
+  if (american && isNanpPhone(d)) candidates.push({ type: "phone", strength: nanpGroups(g) ? 2 : 1 });
   if (isMyNumber(d)) candidates.push({ type: "national_id", strength: sameGroups(g, [4, 4, 4]) ? 2 : 0 });
-  if (isSsn(d)) candidates.push({ type: "national_id", strength: sameGroups(g, [3, 2, 4]) ? 2 : 0 });
+  if (american && isSsn(d)) candidates.push({ type: "national_id", strength: sameGroups(g, [3, 2, 4]) ? 2 : 0 });
   if (d.length >= 7 && d.length <= 16) candidates.push({ type: "account", strength: 0 });
   candidates.sort((a, b) => b.strength - a.strength);
   // A cue names the type; a number that proves another type still wins over a cue of a type without a check
@@ -75,6 +76,8 @@ function classify(d: string, g: number[], text: string, start: number): { type: 
   const best = candidates.find((c) => c.strength >= (cue ? 2 : 1));
   return best ?? null;
 }
+
+const CJK = /[가-힣ぁ-ゖァ-ヺ一-龯]/u;
 
 /** Types whose numbers have no check digit and no fixed form: found by their cue alone. */
 const WITHOUT_CHECK: ReadonlySet<NumberType> = new Set(["account"]);
@@ -119,7 +122,7 @@ const MIN_CUED_ID = 7;
 /** A run of MIN_CONTINUED digits or more starting within CONTINUE_WINDOW characters after a masked number goes on
  * with it: the second half of a card read in two breaths, the agent's "네" between them. */
 const MIN_CONTINUED = 4;
-const CONTINUE_WINDOW = 50;
+const CONTINUE_WINDOW = 24;
 /** Readings at a run's edges that are more often words than digits (particles に, し, ご, さん; "oh"); katakana
  * digits (ニー, ゴー) are said as digits. */
 const EDGE_WORDS = /^(?:に|し|く|ご|さん|oh)$/iu;
@@ -167,14 +170,20 @@ function recallType(
   if (cue === "other" || cue === "dob") return null;
   if (cue && PII_CUES.has(cue) && d.length >= (cue === "national_id" ? MIN_CUED_ID : MIN_CUED))
     return cue as NumberType;
-  if (last && start - last.end <= CONTINUE_WINDOW && d.length >= MIN_CONTINUED) return last.type;
+  if (
+    last &&
+    start - last.end <= CONTINUE_WINDOW &&
+    d.length >= MIN_CONTINUED &&
+    text.slice(last.end, start).includes("\n")
+  )
+    return last.type;
   if (QUANTITY_FORM.test(said)) return null;
   return formOf(d, rules);
 }
 
 /** A run of 3+ digits said just before a masked number of the type its cue names, with a short reply between
  * ("口座番号は 七六五 / はい / 四三二一です"), is that number's first part. */
-const MIN_HEAD = 3;
+const MIN_HEAD = 2;
 const HEAD_GAP = 16;
 
 /** The structured numbers in `text`. */
@@ -182,12 +191,23 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
   const out: Span[] = [];
   let last: { end: number; type: NumberType } | null = null;
   let kept: { run: DigitUnit[]; d: string } | null = null;
-  for (const whole of digitRuns(text)) {
+  const pending = digitRuns(text);
+  while (pending.length > 0) {
+    const whole = pending.shift()!;
     const run = trimRun(text, whole);
     if (run.length === 0) continue;
     const d = run.map((u) => u.digits).join("");
     const start = run[0]!.start;
     const end = run[run.length - 1]!.end;
+    // A run that goes on over an utterance break into an amount ("… 4048123456781234 / 89,000원 결제되었습니다")
+    // is two numbers: the amount after the last break, and what was said before it.
+    if (isAmount(text, start, end)) {
+      const cut = lastBreak(text, run);
+      if (cut > 0) {
+        pending.unshift(run.slice(0, cut), run.slice(cut));
+        continue;
+      }
+    }
     const exact = exactSpans(text, whole);
     let spans: Span[];
     // An amount ("1,250,000원", "$4,500") is read by the exact layer alone, which keeps it.
@@ -196,9 +216,24 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     else {
       const type = recallType(text, run, d, last, rules);
       spans = type ? [{ type, start, end, value: d }] : [];
+      // Two short pieces with a reply between them ("口座番号は 七六五 / はい / 四三二一です") are read as one.
+      const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
+      if (kept && start - headEnd <= HEAD_GAP && text.slice(headEnd, start).includes("\n")) {
+        const head = kept.run[0]!.start;
+        const both = recallType(text, [...kept.run, ...run], kept.d + d, null, rules);
+        if (both && both !== "number" && cueBefore(text, head) === both && !isAmount(text, head, headEnd)) {
+          out.push({ type: both, start: head, end: headEnd, value: kept.d });
+          spans = [{ type: both, start, end, value: d }];
+        }
+      }
     }
     const first = spans[0];
-    if (first && kept && first.start - kept.run[kept.run.length - 1]!.end <= HEAD_GAP) {
+    if (
+      first &&
+      kept &&
+      first.start - kept.run[kept.run.length - 1]!.end <= HEAD_GAP &&
+      !out.some((s) => s.start === kept?.run[0]!.start)
+    ) {
       const head = kept.run[0]!.start;
       if (cueBefore(text, head) === first.type && !isAmount(text, head, kept.run[kept.run.length - 1]!.end))
         out.push({ type: first.type, start: head, end: kept.run[kept.run.length - 1]!.end, value: kept.d });
@@ -214,6 +249,12 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     }
   }
   return out.sort((a, b) => a.start - b.start);
+}
+
+/** The index of the unit after the run's last utterance break, or 0. */
+function lastBreak(text: string, run: readonly DigitUnit[]): number {
+  for (let i = run.length - 1; i > 0; i--) if (text.slice(run[i - 1]!.end, run[i]!.start).includes("\n")) return i;
+  return 0;
 }
 
 /** The exact spans of a run grown over its leftover digits (a doubled or inserted digit, a group the checks could

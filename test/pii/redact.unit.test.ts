@@ -73,6 +73,35 @@ describe("detectors", () => {
     assert.deepEqual(found("Hi, my name is Sarah Johnson."), [["name", "Sarah Johnson"]]);
   });
 
+  it("recall first: a garbled number is masked by its cue, its form, its length or the number it continues", () => {
+    // Checks choose the type; they never keep a number in clear.
+    assert.deepEqual(found("My card number is 4532 1488 0343 64677."), [["card", "4532 1488 0343 64677"]]);
+    assert.deepEqual(found("연락처는 010-123-45678 입니다"), [["phone", "010-123-45678"]]);
+    assert.deepEqual(found("You can call me Macat415552671. Thank you."), [["phone", "415552671"]]);
+    assert.deepEqual(found("6175550123 that's my cell"), [["phone", "6175550123"]]);
+    assert.deepEqual(found("It goes to 1847 2910 4471 22"), [["number", "1847 2910 4471 22"]]);
+    assert.deepEqual(found("charge it to 5500-0000-000-00004"), [["card", "5500-0000-000-00004"]]);
+    assert.deepEqual(found("카드 번호 말씀해 주세요.\n사오삼이 일사팔팔\n네.\n공삼사삼 육사육칠 칠이요."), [
+      ["card", "사오삼이 일사팔팔"],
+      ["card", "공삼사삼 육사육칠 칠"],
+    ]);
+    assert.deepEqual(found("口座番号をお願いします。\n七六五\nはい。\n四三二一です。"), [
+      ["account", "七六五"],
+      ["account", "四三二一"],
+    ]);
+    assert.deepEqual(found("Card number, four five three two one four eight eight\nGo on.\nzero three four three"), [
+      ["card", "four five three two one four eight eight"],
+      ["card", "zero three four three"],
+    ]);
+  });
+
+  it("min_digits: a long run with no cue is masked from that many digits, never with 0", () => {
+    const text = "It goes to 1847 2910 4";
+    assert.deepEqual(detectPii(text, ALL, 9).length, 1);
+    assert.deepEqual(detectPii(text, ALL, 10).length, 0);
+    assert.deepEqual(detectPii("It goes to 1847 2910 4471 22", ALL, 0).length, 0);
+  });
+
   it("leaves near-misses: order numbers, amounts, times, counts, appointment dates, support lines", () => {
     for (const text of [
       "주문번호는 2024031512345 입니다",
@@ -85,6 +114,10 @@ describe("detectors", () => {
       "That's $1,250 for 3 items, delivered at 10:30 on March 15th.",
       "注文番号は 4839201746 です。12,800円を2個",
       "다시 한번 말씀해 주시겠어요? 친구가 활동하는 정도예요",
+      "The promotion ends on 2024-12-31 at 11:59 pm, after 18,342 minutes in 2023.",
+      "주민번호 확인됐습니다.\n방문 예약은 4월 2일 10시 30분입니다. 한도는 3,000만 원입니다.",
+      "이걸로 결제할게요\n89,000원 결제되었습니다.",
+      "料金は月額1万2千円で、3,000ポイントが付きます。2024年3月15日から24か月です。",
     ])
       assert.deepEqual(found(text), [], text);
   });
