@@ -22,7 +22,7 @@ const CUES: [Cue, RegExp][] = [
   ["dob", /생년월일|생일|태어|출생|生年月日|誕生日|生まれ|birth|born|birthday|\bdob\b/giu],
   [
     "other",
-    /주문|송장|운송장|접수\s?번호|예약\s?번호|상품\s?번호|모델|쿠폰|인증\s?번호|注文|受付番号|予約|伝票|追跡|型番|クーポン|認証|order|tracking|confirmation|reference|ticket|case\s+number|invoice|model|coupon|verification|promo/giu,
+    /주문|송장|차량\s?번호|번호판|ナンバープレート|license\s+plate|운송장|접수\s?번호|예약\s?번호|상품\s?번호|모델|쿠폰|인증\s?번호|注文|受付番号|予約|伝票|追跡|型番|クーポン|認証|order|tracking|confirmation|reference|ticket|case\s+number|invoice|model|coupon|verification|promo/giu,
   ],
 ];
 

@@ -10,12 +10,15 @@ import { mergeSpans, type Span } from "./span.js";
 
 export function detectPii(text: string, types: ReadonlySet<PiiType>, minDigits = DEFAULT_MIN_DIGITS): Span[] {
   // Surest first: where two detectors claim the same characters, the earlier one keeps them.
-  const detectors: ((text: string) => Span[])[] = [
-    emailSpans,
-    (t) => numberSpans(t, { minDigits }),
-    dobSpans,
-    addressSpans,
-    nameSpans,
+  // The recall layer's numbers (weak) come after dates of birth and addresses, which are read with their context.
+  const numbers = numberSpans(text, { minDigits }).filter((s) => types.has(s.type));
+  const lists = [
+    emailSpans(text),
+    numbers.filter((s) => !s.weak),
+    dobSpans(text),
+    addressSpans(text),
+    numbers.filter((s) => s.weak),
+    nameSpans(text),
   ];
-  return mergeSpans(detectors.map((detect) => detect(text).filter((s) => types.has(s.type))));
+  return mergeSpans(lists.map((list) => list.filter((s) => types.has(s.type))));
 }

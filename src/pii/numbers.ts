@@ -9,7 +9,7 @@
 //   number just masked, or that is `minDigits` long, is masked whole even when no check passes. Checks only
 //   choose the type and the exact span; they never keep a number in clear.
 import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn, isTollFree } from "./checks.js";
-import { type Cue, cueAfter, cueBefore } from "./cues.js";
+import { CUE_WINDOW, type Cue, cueAfter, cueBefore } from "./cues.js";
 import { type DigitUnit, digitRuns } from "./digits.js";
 import type { Span } from "./span.js";
 
@@ -20,7 +20,8 @@ const MIN_DIGITS = 7;
 const MAX_DIGITS = 19;
 
 /** A number said right before a currency or a count is an amount, not an identifier. */
-const AMOUNT_AFTER = /^\s*(?:원|円|엔|달러|만|억|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
+const AMOUNT_AFTER =
+  /^\s*(?:원|円|엔|달러|만|억|万|億|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
 const AMOUNT_BEFORE = /[$₩¥￥€£]\s*$/u;
 
 /** Group sizes as said (written groups split by their separators: 010-1234-5678 → 3,4,4). */
@@ -119,6 +120,10 @@ export interface NumberRules {
 const MIN_CUED = 6;
 /** …but a national id from seven: six digits after an RRN cue are its front half, a birth date (dates.ts). */
 const MIN_CUED_ID = 7;
+/** A piece of a number broken up by misrecognized words is masked after a cue from three digits… */
+const MIN_PIECE = 3;
+/** …but not the last four digits asked for to check a number on file: they identify no one alone. */
+const PARTIAL = /last\s+(?:four|4)|뒤\s?네\s?자리|끝\s?네\s?자리|끝자리|下4桁|下四桁/iu;
 /** A run of MIN_CONTINUED digits or more starting within CONTINUE_WINDOW characters after a masked number goes on
  * with it: the second half of a card read in two breaths, the agent's "네" between them. */
 const MIN_CONTINUED = 4;
@@ -130,7 +135,8 @@ const EDGE_WORDS = /^(?:に|し|く|ご|さん|oh)$/iu;
 const DATE_FORM = /^(?:(?:19|20)\d{2}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d{2})(?![0-9])/u;
 const QUANTITY_FORM = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/u;
 /** A date, time, count or amount word right after a leftover digit: "010-1234-5678, 3시" keeps the 3. */
-const COUNTER_AFTER = /^\s*(?:시|時|년|年|월|月|일|日|살|歳|번째|o'clock|am|pm|a\.m\.|p\.m\.)/iu;
+const COUNTER_AFTER =
+  /^\s*(?:시|時|년|年|월|月|일|日|살|歳|번째|건|件|회|回|점|点|포인트|ポイント|o'clock|am|pm|a\.m\.|p\.m\.|points?|times|days|months|years)/iu;
 
 /** The run without the word-like readings at its edges. */
 function trimRun(text: string, run: readonly DigitUnit[]): DigitUnit[] {
@@ -168,8 +174,16 @@ function recallType(
   if (DATE_FORM.test(said)) return null;
   const cue = cueBefore(text, start) ?? cueAfter(text, end);
   if (cue === "other" || cue === "dob") return null;
-  if (cue && PII_CUES.has(cue) && d.length >= (cue === "national_id" ? MIN_CUED_ID : MIN_CUED))
-    return cue as NumberType;
+  if (cue && PII_CUES.has(cue)) {
+    if (d.length >= (cue === "national_id" ? MIN_CUED_ID : MIN_CUED)) return cue as NumberType;
+    // What is left of a number the recognizer broke up ("164-9-Pemman", "Macat415. Time 2671"): a few digits
+    // right after the cue, unless they count something.
+    const counted = QUANTITY_FORM.test(said) || COUNTER_AFTER.test(text.slice(end)) || isAmount(text, start, end);
+    const birthDate = cue === "national_id" && d.length === 6;
+    const year = /^(?:19|20)\d\d$/u.test(d);
+    const partial = PARTIAL.test(text.slice(Math.max(0, start - CUE_WINDOW), start));
+    if (d.length >= MIN_PIECE && !counted && !birthDate && !year && !partial) return cue as NumberType;
+  }
   if (
     last &&
     start - last.end <= CONTINUE_WINDOW &&
@@ -215,15 +229,15 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     else if (exact.length > 0) spans = extend(text, run, exact);
     else {
       const type = recallType(text, run, d, last, rules);
-      spans = type ? [{ type, start, end, value: d }] : [];
+      spans = type ? [{ type, start, end, value: d, weak: true }] : [];
       // Two short pieces with a reply between them ("口座番号は 七六五 / はい / 四三二一です") are read as one.
       const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
       if (kept && start - headEnd <= HEAD_GAP && text.slice(headEnd, start).includes("\n")) {
         const head = kept.run[0]!.start;
         const both = recallType(text, [...kept.run, ...run], kept.d + d, null, rules);
         if (both && both !== "number" && cueBefore(text, head) === both && !isAmount(text, head, headEnd)) {
-          out.push({ type: both, start: head, end: headEnd, value: kept.d });
-          spans = [{ type: both, start, end, value: d }];
+          out.push({ type: both, start: head, end: headEnd, value: kept.d, weak: true });
+          spans = [{ type: both, start, end, value: d, weak: true }];
         }
       }
     }
@@ -236,7 +250,7 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     ) {
       const head = kept.run[0]!.start;
       if (cueBefore(text, head) === first.type && !isAmount(text, head, kept.run[kept.run.length - 1]!.end))
-        out.push({ type: first.type, start: head, end: kept.run[kept.run.length - 1]!.end, value: kept.d });
+        out.push({ type: first.type, start: head, end: kept.run[kept.run.length - 1]!.end, value: kept.d, weak: true });
     }
     // Another number between a masked one and this run ends the continuation ("12가 3456" after a phone number).
     if (spans.length === 0 && d.length >= 2) last = null;
