@@ -205,7 +205,7 @@ function score(label: string, files: readonly ((lang: string) => string)[]): voi
         lang === "all"
           ? LANGS.map((l) => counts.get(`${l}\t${type}`)).reduce<Count>(add, ZERO)
           : counts.get(`${lang}\t${type}`);
-      if (!c) continue;
+      if (!c || c.total + c.tp + c.fp === 0) continue;
       console.log(
         `${lang.padEnd(5)} ${type.padEnd(13)} ${String(c.total).padStart(8)}  ${pct(c.masked, c.total)}  ${pct(c.found, c.total)}  ${String(c.tp + c.fp).padStart(8)}  ${pct(c.tp, c.tp + c.fp)}`,
       );

@@ -31,6 +31,11 @@ export const CUE_WINDOW = 60;
 
 /** The nearest cue ending in text[at - window, at), or null. */
 export function cueBefore(text: string, at: number, window = CUE_WINDOW): Cue | null {
+  return nearestCue(text, at, window)?.cue ?? null;
+}
+
+/** The nearest cue ending in text[at - window, at) and how many characters before `at` it ends, or null. */
+export function nearestCue(text: string, at: number, window = CUE_WINDOW): { cue: Cue; distance: number } | null {
   const from = Math.max(0, at - window);
   const before = text.slice(from, at);
   let best: { cue: Cue; end: number } | null = null;
@@ -40,7 +45,7 @@ export function cueBefore(text: string, at: number, window = CUE_WINDOW): Cue | 
       if (!best || end > best.end || (end === best.end && cue !== "other")) best = { cue, end };
     }
   }
-  return best?.cue ?? null;
+  return best ? { cue: best.cue, distance: before.length - best.end } : null;
 }
 
 /** Whether `cue` occurs in text[at - window, at) at all (not only as the nearest). */

@@ -9,7 +9,7 @@
 //   number just masked, or that is `minDigits` long, is masked whole even when no check passes. Checks only
 //   choose the type and the exact span; they never keep a number in clear.
 import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn, isTollFree } from "./checks.js";
-import { CUE_WINDOW, type Cue, cueAfter, cueBefore } from "./cues.js";
+import { CUE_WINDOW, type Cue, cueAfter, cueBefore, nearestCue } from "./cues.js";
 import { type DigitUnit, digitRuns } from "./digits.js";
 import type { Span } from "./span.js";
 
@@ -120,8 +120,10 @@ export interface NumberRules {
 const MIN_CUED = 6;
 /** …but a national id from seven: six digits after an RRN cue are its front half, a birth date (dates.ts). */
 const MIN_CUED_ID = 7;
-/** A piece of a number broken up by misrecognized words is masked after a cue from three digits… */
+/** A piece of a number broken up by misrecognized words is masked after a cue from three digits (two right
+ * after it: "reach me at 6-1-Pemman")… */
 const MIN_PIECE = 3;
+const RIGHT_AFTER = 16;
 /** …but not the last four digits asked for to check a number on file: they identify no one alone. */
 const PARTIAL = /last\s+(?:four|4)|뒤\s?네\s?자리|끝\s?네\s?자리|끝자리|下4桁|下四桁/iu;
 /** A run of MIN_CONTINUED digits or more starting within CONTINUE_WINDOW characters after a masked number goes on
@@ -136,7 +138,7 @@ const DATE_FORM = /^(?:(?:19|20)\d{2}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-/.]\d{1,2
 const QUANTITY_FORM = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/u;
 /** A date, time, count or amount word right after a leftover digit: "010-1234-5678, 3시" keeps the 3. */
 const COUNTER_AFTER =
-  /^\s*(?:시|時|년|年|월|月|일|日|살|歳|번째|건|件|회|回|점|点|포인트|ポイント|o'clock|am|pm|a\.m\.|p\.m\.|points?|times|days|months|years)/iu;
+  /^(?:st|nd|rd|th)\b|^\s*(?:시|時|년|年|월|月|일|日|살|歳|번째|건|件|회|回|점|点|포인트|ポイント)|^\s*(?:o'clock|am|pm|a\.m\.|p\.m\.|points?|times|days|months|years)(?![A-Za-z])/iu;
 
 /** The run without the word-like readings at its edges. */
 function trimRun(text: string, run: readonly DigitUnit[]): DigitUnit[] {
@@ -182,7 +184,9 @@ function recallType(
     const birthDate = cue === "national_id" && d.length === 6;
     const year = /^(?:19|20)\d\d$/u.test(d);
     const partial = PARTIAL.test(text.slice(Math.max(0, start - CUE_WINDOW), start));
-    if (d.length >= MIN_PIECE && !counted && !birthDate && !year && !partial) return cue as NumberType;
+    const rightAfter = (nearestCue(text, start)?.distance ?? CUE_WINDOW) <= RIGHT_AFTER;
+    const piece = d.length >= MIN_PIECE || (d.length === 2 && rightAfter);
+    if (piece && !counted && !birthDate && !year && !partial) return cue as NumberType;
   }
   if (
     last &&
