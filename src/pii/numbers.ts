@@ -144,9 +144,15 @@ const COUNTER_AFTER =
 function trimRun(text: string, run: readonly DigitUnit[]): DigitUnit[] {
   let i = 0;
   let j = run.length;
-  const edge = (u: DigitUnit): boolean => !u.written && EDGE_WORDS.test(text.slice(u.start, u.end));
-  while (i < j && edge(run[i]!)) i++;
-  while (j > i && edge(run[j - 1]!)) j--;
+  // A particle is trimmed next to digits of another script ("携帯に090…"), not among kana digits ("にさんよんご").
+  const kana = (u: DigitUnit | undefined): boolean =>
+    u !== undefined && /^[ぁ-ゖァ-ヺー]+$/u.test(text.slice(u.start, u.end));
+  const edge = (u: DigitUnit, next: DigitUnit | undefined): boolean => {
+    const said = text.slice(u.start, u.end);
+    return !u.written && EDGE_WORDS.test(said) && !(/^[ぁ-ゖ]/u.test(said) && kana(next));
+  };
+  while (i < j && edge(run[i]!, run[i + 1])) i++;
+  while (j > i && edge(run[j - 1]!, run[j - 2])) j--;
   return run.slice(i, j);
 }
 
@@ -188,6 +194,7 @@ function recallType(
     const piece = d.length >= MIN_PIECE || (d.length === 2 && rightAfter);
     if (piece && !counted && !birthDate && !year && !partial) return cue as NumberType;
   }
+  if (QUANTITY_FORM.test(said) || COUNTER_AFTER.test(text.slice(end))) return null;
   if (
     last &&
     start - last.end <= CONTINUE_WINDOW &&
@@ -195,7 +202,6 @@ function recallType(
     text.slice(last.end, start).includes("\n")
   )
     return last.type;
-  if (QUANTITY_FORM.test(said)) return null;
   return formOf(d, rules);
 }
 
