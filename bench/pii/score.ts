@@ -231,5 +231,8 @@ score("development set (the rules were written against it)", [clean]);
 score("held-out set (written after the rules were frozen)", [cleanHeldOut]);
 score("both", [clean, cleanHeldOut]);
 score("ASR-shaped, development (the recall rules were written against it)", [asr]);
-if (LANGS.some((l) => fs.existsSync(path.join(DIR, asrHeldOut(l)))))
-  score("ASR-shaped, held-out (written after the recall rules were frozen)", [asrHeldOut]);
+const asrHeldOut2 = (lang: string): string => `asr-${lang}-heldout2.txt`;
+score("ASR-shaped, held-out part 1 (written after the recall rules were frozen at 692ec42; seen since 45748e7)", [
+  asrHeldOut,
+]);
+score("ASR-shaped, held-out part 2 (written after the rules were frozen again at 45748e7)", [asrHeldOut2]);
