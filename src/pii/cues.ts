@@ -8,7 +8,7 @@ export type Cue = "phone" | "card" | "account" | "national_id" | "dob" | "other"
 const CUES: [Cue, RegExp][] = [
   [
     "phone",
-    /전화|연락처|연락\s?번호|휴대폰|핸드폰|(?<!쿠)폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s*back|call\s+me|text\s+me|reach\s+me|my\s+number|전번|콜백|折り返し/giu,
+    /전화|연락처|연락\s?번호|휴대폰|핸드폰|(?<!쿠)폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s*back|call\s+me|area\s+code|text\s+me|reach\s+me|my\s+number|전번|콜백|折り返し/giu,
   ],
   ["card", /카드|カード|card|visa|master\s?card|amex|credit|debit|クレジット/giu],
   [
@@ -22,7 +22,7 @@ const CUES: [Cue, RegExp][] = [
   ["dob", /생년월일|생일|태어|출생|生年月日|誕生日|生まれ|birth|born|birthday|\bdob\b/giu],
   [
     "other",
-    /주문|송장|차량\s?번호|번호판|ナンバープレート|license\s+plate|운송장|접수\s?번호|예약\s?번호|상품\s?번호|모델|쿠폰|인증\s?번호|注文|受付番号|予約|伝票|追跡|型番|クーポン|認証|order|tracking|confirmation|reference|ticket|case\s+number|invoice|model|coupon|verification|promo/giu,
+    /주문|송장|차량\s?번호|고객\s?센터|콜\s?센터|대표\s?번호|サポート|カスタマー|support\s+line|customer\s+service|help\s?line|번호판|ナンバープレート|license\s+plate|운송장|접수\s?번호|예약\s?번호|상품\s?번호|모델|쿠폰|인증\s?번호|注文|受付番号|予約|伝票|追跡|型番|クーポン|認証|order|tracking|confirmation|reference|ticket|case\s+number|invoice|model|coupon|verification|promo/giu,
   ],
 ];
 

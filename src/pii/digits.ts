@@ -151,6 +151,7 @@ const EN_TENS: Record<string, string> = {
   ninety: "9",
 };
 const EN_ONE = Object.keys(EN_DIGITS).join("|");
+const HOMOPHONES: Record<string, string> = { to: "2", too: "2", for: "4" };
 // "double five", "triple oh", "twenty three", "forty", "eight hundred", "thirteen", "five".
 const EN_RE = new RegExp(
   `\\b(?:(double|triple)[\\s-]+(${EN_ONE})|(${Object.keys(EN_TENS).join("|")})(?:[\\s-]+(${Object.keys(EN_DIGITS)
@@ -225,6 +226,20 @@ export function digitUnits(text: string): DigitUnit[] {
   }
   for (const m of text.matchAll(EN_RE)) {
     units.push({ digits: englishUnit(m), start: m.index, end: m.index + m[0].length, written: false });
+  }
+  units.sort((a, b) => a.start - b.start);
+  // A recognizer writes "two" as "to" and "four" as "for" inside a number read out ("7 to 4 1 8 8"): such a word
+  // is a digit only between two digits with a space on each side.
+  for (const m of text.matchAll(/(?<= )(to|too|for)(?= )/giu)) {
+    const before = [...units].reverse().find((u) => u.end <= m.index);
+    const after = units.find((u) => u.start >= m.index + m[0].length);
+    if (before?.end === m.index - 1 && after?.start === m.index + m[0].length + 1)
+      units.push({
+        digits: HOMOPHONES[m[0].toLowerCase()]!,
+        start: m.index,
+        end: m.index + m[0].length,
+        written: false,
+      });
   }
   return units.sort((a, b) => a.start - b.start);
 }

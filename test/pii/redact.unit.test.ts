@@ -95,6 +95,17 @@ describe("detectors", () => {
     ]);
   });
 
+  it("words a recognizer writes for digits and cues said apart: 'to' between digits, the area code", () => {
+    assert.deepEqual(found("What's the account number?\nIt's 7 to 4 1 8 8 0 3 6."), [
+      ["account", "7 to 4 1 8 8 0 3 6"],
+    ]);
+    assert.deepEqual(found("The area code is three one two, then five five five, zero one nine eight."), [
+      ["phone", "three one two"],
+      ["phone", "five five five, zero one nine eight"],
+    ]);
+    assert.deepEqual(found("from 2 to 4 pm, pages 10 to 20"), []);
+  });
+
   it("min_digits: a long run with no cue is masked from that many digits, never with 0", () => {
     const text = "It goes to 1847 2910 4";
     assert.deepEqual(detectPii(text, ALL, 9).length, 1);
