@@ -233,35 +233,26 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
       }
     }
     const exact = exactSpans(text, whole);
+    // A short piece just before this run with a reply between them ("口座番号は 七六五 / はい / 四三二一です").
+    const headStart = kept ? kept.run[0]!.start : 0;
+    const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
+    const afterReply = kept !== null && start - headEnd <= HEAD_GAP && text.slice(headEnd, start).includes("\n");
     let spans: Span[];
     // An amount ("1,250,000원", "$4,500") is read by the exact layer alone, which keeps it.
     if (isAmount(text, start, end)) spans = exact;
     else if (exact.length > 0) spans = extend(text, run, exact);
     else {
-      const type = recallType(text, run, d, last, rules);
-      spans = type ? [{ type, start, end, value: d, weak: true }] : [];
-      // Two short pieces with a reply between them ("口座番号は 七六五 / はい / 四三二一です") are read as one.
-      const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
-      if (kept && start - headEnd <= HEAD_GAP && text.slice(headEnd, start).includes("\n")) {
-        const head = kept.run[0]!.start;
+      let type = recallType(text, run, d, last, rules);
+      // Two pieces too short alone are read as one number.
+      if (!type && afterReply && kept) {
         const both = recallType(text, [...kept.run, ...run], kept.d + d, null, rules);
-        if (both && both !== "number" && cueBefore(text, head) === both && !isAmount(text, head, headEnd)) {
-          out.push({ type: both, start: head, end: headEnd, value: kept.d, weak: true });
-          spans = [{ type: both, start, end, value: d, weak: true }];
-        }
+        if (both !== "number") type = both;
       }
+      spans = type ? [{ type, start, end, value: d, weak: true }] : [];
     }
     const first = spans[0];
-    if (
-      first &&
-      kept &&
-      first.start - kept.run[kept.run.length - 1]!.end <= HEAD_GAP &&
-      !out.some((s) => s.start === kept?.run[0]!.start)
-    ) {
-      const head = kept.run[0]!.start;
-      if (cueBefore(text, head) === first.type && !isAmount(text, head, kept.run[kept.run.length - 1]!.end))
-        out.push({ type: first.type, start: head, end: kept.run[kept.run.length - 1]!.end, value: kept.d, weak: true });
-    }
+    if (first && kept && afterReply && cueBefore(text, headStart) === first.type && !isAmount(text, headStart, headEnd))
+      out.push({ type: first.type, start: headStart, end: headEnd, value: kept.d, weak: true });
     // Another number between a masked one and this run ends the continuation ("12가 3456" after a phone number).
     if (spans.length === 0 && d.length >= 2) last = null;
     kept = spans.length === 0 && d.length >= MIN_HEAD ? { run, d } : null;
