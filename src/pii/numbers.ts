@@ -278,7 +278,7 @@ function extend(text: string, run: readonly DigitUnit[], exact: Span[]): Span[] 
   const spans = exact.map((s) => ({ ...s }));
   for (const u of run) {
     if (spans.some((s) => s.start <= u.start && u.end <= s.end)) continue;
-    if (u.written && COUNTER_AFTER.test(text.slice(u.end))) continue;
+    if (COUNTER_AFTER.test(text.slice(u.end))) continue;
     const before = spans.filter((s) => s.end <= u.start).pop();
     const target = before ?? spans.find((s) => s.start >= u.end);
     if (!target) continue;

@@ -104,6 +104,8 @@ describe("detectors", () => {
       ["phone", "five five five, zero one nine eight"],
     ]);
     assert.deepEqual(found("from 2 to 4 pm, pages 10 to 20"), []);
+    // A date said right after a number is not its leftover digit.
+    assert.deepEqual(found("공일공 일이삼사 오육칠팔 칠 월 이십삼 일"), [["phone", "공일공 일이삼사 오육칠팔"]]);
   });
 
   it("min_digits: a long run with no cue is masked from that many digits, never with 0", () => {
