@@ -116,20 +116,28 @@ export interface NumberRules {
   minDigits: number;
 }
 
-/** A cued run is masked from this many digits: a Japanese account number (7) with one dropped. */
-const MIN_CUED = 6;
-/** …but a national id from seven: six digits after an RRN cue are its front half, a birth date (dates.ts). */
-const MIN_CUED_ID = 7;
-/** A piece of a number broken up by misrecognized words is masked after a cue from three digits (two right
- * after it: "reach me at 6-1-Pemman")… */
-const MIN_PIECE = 3;
-const RIGHT_AFTER = 16;
+/** The recall layer's tunables (lengths in digits, distances in characters of the joined transcript). */
+const RECALL = {
+  /** A cued run is masked from this many digits: a Japanese account number (7) with one dropped… */
+  minCued: 6,
+  /** …a national id from seven: six digits after an RRN cue are its front half, a birth date (dates.ts). */
+  minCuedId: 7,
+  /** A piece of a number broken up by misrecognized words is masked after a cue from three digits, and from two
+   * right after it ("reach me at 6-1-Pemman"). */
+  minPiece: 3,
+  rightAfter: 16,
+  /** A run of 4 digits or more starting within 24 characters after a masked number, over an utterance break, goes
+   * on with it: the second half of a card read in two breaths, the agent's "네" between them. */
+  minContinued: 4,
+  continueWindow: 24,
+  /** A piece of 2 digits or more before a number, with a reply of up to 16 characters between them ("口座番号は
+   * 七六五 / はい / 四三二一です"), is that number's head. */
+  minHead: 2,
+  headGap: 16,
+} as const;
+
 /** …but not the last four digits asked for to check a number on file: they identify no one alone. */
 const PARTIAL = /last\s+(?:four|4)|뒤\s?네\s?자리|끝\s?네\s?자리|끝자리|下4桁|下四桁/iu;
-/** A run of MIN_CONTINUED digits or more starting within CONTINUE_WINDOW characters after a masked number goes on
- * with it: the second half of a card read in two breaths, the agent's "네" between them. */
-const MIN_CONTINUED = 4;
-const CONTINUE_WINDOW = 24;
 /** Readings at a run's edges that are more often words than digits (particles に, し, ご, さん; "oh"); katakana
  * digits (ニー, ゴー) are said as digits. */
 const EDGE_WORDS = /^(?:に|し|く|ご|さん|oh)$/iu;
@@ -183,32 +191,27 @@ function recallType(
   const cue = cueBefore(text, start) ?? cueAfter(text, end);
   if (cue === "other" || cue === "dob") return null;
   if (cue && PII_CUES.has(cue)) {
-    if (d.length >= (cue === "national_id" ? MIN_CUED_ID : MIN_CUED)) return cue as NumberType;
+    if (d.length >= (cue === "national_id" ? RECALL.minCuedId : RECALL.minCued)) return cue as NumberType;
     // What is left of a number the recognizer broke up ("164-9-Pemman", "Macat415. Time 2671"): a few digits
     // right after the cue, unless they count something.
     const counted = QUANTITY_FORM.test(said) || COUNTER_AFTER.test(text.slice(end)) || isAmount(text, start, end);
     const birthDate = cue === "national_id" && d.length === 6;
     const year = /^(?:19|20)\d\d$/u.test(d);
     const partial = PARTIAL.test(text.slice(Math.max(0, start - CUE_WINDOW), start));
-    const rightAfter = (nearestCue(text, start)?.distance ?? CUE_WINDOW) <= RIGHT_AFTER;
-    const piece = d.length >= MIN_PIECE || (d.length === 2 && rightAfter);
+    const rightAfter = (nearestCue(text, start)?.distance ?? CUE_WINDOW) <= RECALL.rightAfter;
+    const piece = d.length >= RECALL.minPiece || (d.length === 2 && rightAfter);
     if (piece && !counted && !birthDate && !year && !partial) return cue as NumberType;
   }
   if (QUANTITY_FORM.test(said) || COUNTER_AFTER.test(text.slice(end))) return null;
   if (
     last &&
-    start - last.end <= CONTINUE_WINDOW &&
-    d.length >= MIN_CONTINUED &&
+    start - last.end <= RECALL.continueWindow &&
+    d.length >= RECALL.minContinued &&
     text.slice(last.end, start).includes("\n")
   )
     return last.type;
   return formOf(d, rules);
 }
-
-/** A run of 3+ digits said just before a masked number of the type its cue names, with a short reply between
- * ("口座番号は 七六五 / はい / 四三二一です"), is that number's first part. */
-const MIN_HEAD = 2;
-const HEAD_GAP = 16;
 
 /** The structured numbers in `text`. */
 export function numberSpans(text: string, rules: NumberRules): Span[] {
@@ -236,7 +239,7 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     // A short piece just before this run with a reply between them ("口座番号は 七六五 / はい / 四三二一です").
     const headStart = kept ? kept.run[0]!.start : 0;
     const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
-    const afterReply = kept !== null && start - headEnd <= HEAD_GAP && text.slice(headEnd, start).includes("\n");
+    const afterReply = kept !== null && start - headEnd <= RECALL.headGap && text.slice(headEnd, start).includes("\n");
     let spans: Span[];
     // An amount ("1,250,000원", "$4,500") is read by the exact layer alone, which keeps it.
     if (isAmount(text, start, end)) spans = exact;
@@ -255,7 +258,7 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
       out.push({ type: first.type, start: headStart, end: headEnd, value: kept.d, weak: true });
     // Another number between a masked one and this run ends the continuation ("12가 3456" after a phone number).
     if (spans.length === 0 && d.length >= 2) last = null;
-    kept = spans.length === 0 && d.length >= MIN_HEAD ? { run, d } : null;
+    kept = spans.length === 0 && d.length >= RECALL.minHead ? { run, d } : null;
     for (const s of spans) {
       // A country code's plus and an area code's opening bracket belong to the number.
       if (/[(+（＋]/u.test(text[s.start - 1] ?? "")) s.start -= 1;
