@@ -2,7 +2,7 @@
 // (voices, speeds, an 8 kHz telephone band with noise), transcribed by `sori transcribe` (Whisper base) with ITN on
 // and off, then redacted by the same stage as the service. For each number read out it reports whether the model
 // wrote four or more of its digits (written or spoken) and whether any four are left after redaction.
-// Needs espeak-ng and sox; run under the bench lock: `flock ~/.sori-bench.lock npx tsx bench/pii/speech.ts`.
+// Needs espeak-ng and sox; run under the bench lock: `flock ~/.sori-bench.lock npx tsx bench/pii/speech.ts [id]`.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -117,14 +117,16 @@ function fours(text: string, secret: string): string[] {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-pii-speech-"));
 const tally = new Map<string, { written: number; leaked: number; total: number }>();
 const started = Date.now();
-for (const call of CALLS) {
+const only = process.argv[2]; // one call by its id, to try the script
+const calls = CALLS.filter((c) => only === undefined || c.id === only);
+for (const call of calls) {
   const raw = path.join(dir, `${call.id}.raw.wav`);
   const wav = path.join(dir, `${call.id}.wav`);
   execFileSync("espeak-ng", ["-v", call.voice, "-s", String(call.speed), "-w", raw, call.text]);
   if (call.phone) {
     const band = path.join(dir, `${call.id}.band.wav`);
     execFileSync("sox", [raw, "-r", "8000", band, "sinc", "300-3400"]);
-    execFileSync("sox", ["-m", band, `|sox ${band} -p synth whitenoise vol 0.01`, wav]);
+    execFileSync("sox", ["-m", "-v", "1", band, "-v", "1", `|sox ${band} -p synth whitenoise vol 0.01`, wav]);
   } else fs.copyFileSync(raw, wav);
   for (const use_itn of [true, false]) {
     const config = JSON.stringify({ model_name: "whisper", language: "en", use_itn, use_word_timestamp: true });
@@ -162,4 +164,4 @@ for (const [type, t] of tally)
   console.log(
     `${type.padEnd(13)} ${String(t.total).padStart(7)}  ${String(t.written).padStart(28)}  ${String(t.leaked).padStart(20)}`,
   );
-console.log(`${CALLS.length} calls × ITN on/off in ${((Date.now() - started) / 1000).toFixed(0)} s wall`);
+console.log(`${calls.length} calls × ITN on/off in ${((Date.now() - started) / 1000).toFixed(0)} s wall`);
