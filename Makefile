@@ -18,7 +18,7 @@ INSIGHT_STATE := $(MODELS)/insight-state/.prepared
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
-.PHONY: run test test-unit depcheck lint format install browser build test-ts test-py typecheck clean
+.PHONY: run test test-unit depcheck lint format install browser speech build test-ts test-py typecheck clean
 
 run: install build
 	@echo "== demo API client (also in data/demo-client.json) =="
@@ -26,7 +26,7 @@ run: install build
 	@echo "== serving on http://127.0.0.1:8000 (Ctrl-C stops) =="
 	bin/sori serve --host 127.0.0.1 --port 8000
 
-test: install browser build depcheck lint $(STREAM_VENV)/.installed-v2 test-ts test-py
+test: install browser speech build depcheck lint $(STREAM_VENV)/.installed-v2 test-ts test-py
 
 # The quick loop while editing: the tests named *.unit.test.ts (test/README.md, "Unit tests": no process started, no
 # model, no blob store; the job store on SQLite, and on PostgreSQL where one answers at SORI_TEST_PG_URL), and the
@@ -116,6 +116,11 @@ $(STREAM_VENV)/.installed-v2:
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium could not be installed: the console browser test will be skipped"
+
+# Debian's espeak-ng, to make the spoken call of the PII test (test/e2e/piiSpeech.test.ts skips itself without it).
+speech:
+	@command -v espeak-ng >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; } \
+		|| echo "espeak-ng could not be installed: the spoken PII test will be skipped"
 
 build: node_modules/.installed
 	npx tsc -p packages/client/tsconfig.json

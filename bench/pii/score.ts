@@ -10,9 +10,9 @@
 // found / entities.
 import fs from "node:fs";
 import path from "node:path";
-import { PII_TYPES, type PiiType } from "../../src/domain/pii.js";
+import { DEFAULT_MIN_DIGITS, PII_TYPES, type PiiType } from "../../src/domain/pii.js";
 import type { Utterance } from "../../src/domain/utterance.js";
-import { detectPii, redactUtterances } from "../../src/pii/index.js";
+import { detectPii, redactUtterances, type Span } from "../../src/pii/index.js";
 
 const DIR = path.dirname(new URL(import.meta.url).pathname);
 const LANGS = ["ko", "ja", "en"] as const;
@@ -28,14 +28,21 @@ interface Entity {
   parts: Part[];
   text: string;
 }
+/** An ordinary number (⟪kind|…⟫ in the ASR-shaped files): a price, date, time, count or code that must stay. */
+interface Ordinary {
+  kind: string;
+  part: Part;
+  text: string;
+}
 interface Call {
   id: string;
   lang: string;
   utterances: Utterance[];
   entities: Entity[];
+  ordinary: Ordinary[];
 }
 
-const MARK = /⟦([a-z_]+)(?:#(\d+))?\|([^⟧]*)⟧/gu;
+const MARK = /⟦([a-z_]+)(?:#(\d+))?\|([^⟧]*)⟧|⟪([a-z]+)\|([^⟫]*)⟫/gu;
 
 function parse(file: string, lang: string): Call[] {
   const calls: Call[] = [];
@@ -43,7 +50,7 @@ function parse(file: string, lang: string): Call[] {
   let split = new Map<string, Entity>();
   for (const line of fs.readFileSync(file, "utf8").split("\n")) {
     if (line.startsWith("## ")) {
-      call = { id: line.slice(3).split(" ")[0]!, lang, utterances: [], entities: [] };
+      call = { id: line.slice(3).split(" ")[0]!, lang, utterances: [], entities: [], ordinary: [] };
       split = new Map();
       calls.push(call);
       continue;
@@ -55,9 +62,18 @@ function parse(file: string, lang: string): Call[] {
     let at = 0;
     for (const e of m[2]!.matchAll(MARK)) {
       msg += m[2]!.slice(at, e.index);
+      at = e.index + e[0].length;
+      if (e[4]) {
+        call.ordinary.push({
+          kind: e[4],
+          part: { utterance: index, start: msg.length, end: msg.length + e[5]!.length },
+          text: e[5]!,
+        });
+        msg += e[5]!;
+        continue;
+      }
       const part = { utterance: index, start: msg.length, end: msg.length + e[3]!.length };
       msg += e[3]!;
-      at = e.index + e[0].length;
       const type = e[1] as PiiType;
       if (!PII_TYPES.includes(type)) throw new Error(`${file}: unknown type ${type}`);
       const key = e[2];
@@ -83,14 +99,25 @@ function parse(file: string, lang: string): Call[] {
   return calls;
 }
 
-type Count = { tp: number; fp: number; found: number; total: number };
-function score(label: string, suffixes: readonly string[]): void {
+type Count = { tp: number; fp: number; found: number; masked: number; total: number };
+const ZERO: Count = { tp: 0, fp: 0, found: 0, masked: 0, total: 0 };
+const add = (a: Count, b: Count | undefined): Count => ({
+  tp: a.tp + (b?.tp ?? 0),
+  fp: a.fp + (b?.fp ?? 0),
+  found: a.found + (b?.found ?? 0),
+  masked: a.masked + (b?.masked ?? 0),
+  total: a.total + (b?.total ?? 0),
+});
+
+/** Scores the calls of the files named by `file(lang)` for each language. */
+function score(label: string, files: readonly ((lang: string) => string)[]): void {
   const counts = new Map<string, Count>();
   const count = (lang: string, type: string): Count => {
     const key = `${lang}\t${type}`;
-    if (!counts.has(key)) counts.set(key, { tp: 0, fp: 0, found: 0, total: 0 });
+    if (!counts.has(key)) counts.set(key, { ...ZERO });
     return counts.get(key)!;
   };
+  const ordinary = new Map<string, { kept: number; total: number }>();
   let leaks = 0;
   let entitiesTotal = 0;
   const started = process.cpuUsage();
@@ -98,7 +125,11 @@ function score(label: string, suffixes: readonly string[]): void {
   let chars = 0;
 
   for (const lang of LANGS) {
-    for (const call of suffixes.flatMap((sfx) => parse(path.join(DIR, `${lang}${sfx}.txt`), lang))) {
+    const calls = files.flatMap((file) => {
+      const name = path.join(DIR, file(lang));
+      return fs.existsSync(name) ? parse(name, lang) : [];
+    });
+    for (const call of calls) {
       const offsets: number[] = [];
       let at = 0;
       for (const u of call.utterances) {
@@ -108,35 +139,50 @@ function score(label: string, suffixes: readonly string[]): void {
       const text = call.utterances.map((u) => u.msg).join("\n");
       chars += text.length;
       const spans = detectPii(text, new Set(PII_TYPES));
-      const gold = call.entities.map((e) => ({
-        ...e,
-        abs: e.parts.map((p) => ({ start: offsets[p.utterance]! + p.start, end: offsets[p.utterance]! + p.end })),
-      }));
+      const abs = (p: Part) => ({ start: offsets[p.utterance]! + p.start, end: offsets[p.utterance]! + p.end });
+      const gold = call.entities.map((e) => ({ ...e, abs: e.parts.map(abs) }));
+      const coveredBy = (e: (typeof gold)[number], ok: (s: Span) => boolean): boolean =>
+        e.abs.every((p) => {
+          for (let i = p.start; i < p.end; i++) {
+            if (/\s/u.test(text[i]!)) continue;
+            if (!spans.some((s) => ok(s) && s.start <= i && i < s.end)) return false;
+          }
+          return true;
+        });
       for (const e of gold) {
         entitiesTotal++;
         const c = count(lang, e.type);
         c.total++;
-        const covered = e.abs.every((p) => {
-          for (let i = p.start; i < p.end; i++) {
-            if (/\s/u.test(text[i]!)) continue;
-            if (!spans.some((s) => s.type === e.type && s.start <= i && i < s.end)) return false;
-          }
-          return true;
-        });
-        if (covered) c.found++;
+        if (coveredBy(e, (s) => s.type === e.type)) c.found++;
+        if (coveredBy(e, () => true)) c.masked++;
         else if (show) console.log(`MISS  ${call.id} ${e.type}: ${e.text}`);
+        if (show && !coveredBy(e, (s) => s.type === e.type) && coveredBy(e, () => true))
+          console.log(`TYPE  ${call.id} ${e.type}: ${e.text} (masked as another type)`);
       }
       for (const s of spans) {
         const c = count(lang, s.type);
-        const hit = gold.some((e) => e.type === s.type && e.abs.some((p) => s.start < p.end && p.start < s.end));
+        const hit = gold.some((e) => e.abs.some((p) => s.start < p.end && p.start < s.end));
         if (hit) c.tp++;
         else {
           c.fp++;
           if (show) console.log(`FALSE ${call.id} ${s.type}: ${JSON.stringify(text.slice(s.start, s.end))}`);
         }
       }
+      for (const o of call.ordinary) {
+        const { start, end } = abs(o.part);
+        const k = ordinary.get(o.kind) ?? { kept: 0, total: 0 };
+        k.total++;
+        if (!spans.some((s) => s.start < end && start < s.end)) k.kept++;
+        else if (show) console.log(`LOST  ${call.id} ${o.kind}: ${o.text}`);
+        ordinary.set(o.kind, k);
+      }
       // The stage itself: no labelled text (a number's digits, a name) may be left in msg or words.
-      const redacted = redactUtterances(call.utterances, { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32) });
+      const redacted = redactUtterances(call.utterances, {
+        types: PII_TYPES,
+        mode: "mask",
+        min_digits: DEFAULT_MIN_DIGITS,
+        key: Buffer.alloc(32),
+      });
       for (const e of call.entities) {
         for (const p of e.parts) {
           const said = call.utterances[p.utterance]!.msg.slice(p.start, p.end);
@@ -152,26 +198,23 @@ function score(label: string, suffixes: readonly string[]): void {
   }
 
   const pct = (a: number, b: number): string => (b === 0 ? "   -  " : `${((100 * a) / b).toFixed(1).padStart(5)}%`);
-  console.log(`\n== ${label}\nlang  type          entities  recall  detected  precision`);
+  console.log(`\n== ${label}\nlang  type          entities  masked  recall  detected  precision`);
   for (const lang of [...LANGS, "all"]) {
     for (const type of PII_TYPES) {
       const c =
         lang === "all"
-          ? LANGS.map((l) => counts.get(`${l}\t${type}`)).reduce<Count>(
-              (acc, x) => ({
-                tp: acc.tp + (x?.tp ?? 0),
-                fp: acc.fp + (x?.fp ?? 0),
-                found: acc.found + (x?.found ?? 0),
-                total: acc.total + (x?.total ?? 0),
-              }),
-              { tp: 0, fp: 0, found: 0, total: 0 },
-            )
+          ? LANGS.map((l) => counts.get(`${l}\t${type}`)).reduce<Count>(add, ZERO)
           : counts.get(`${lang}\t${type}`);
-      if (!c) continue;
+      if (!c || c.total + c.tp + c.fp === 0) continue;
       console.log(
-        `${lang.padEnd(5)} ${type.padEnd(13)} ${String(c.total).padStart(8)}  ${pct(c.found, c.total)}  ${String(c.tp + c.fp).padStart(8)}  ${pct(c.tp, c.tp + c.fp)}`,
+        `${lang.padEnd(5)} ${type.padEnd(13)} ${String(c.total).padStart(8)}  ${pct(c.masked, c.total)}  ${pct(c.found, c.total)}  ${String(c.tp + c.fp).padStart(8)}  ${pct(c.tp, c.tp + c.fp)}`,
       );
     }
+  }
+  if (ordinary.size > 0) {
+    const all = [...ordinary.values()].reduce((a, b) => ({ kept: a.kept + b.kept, total: a.total + b.total }));
+    const kinds = [...ordinary.entries()].map(([k, v]) => `${k} ${v.kept}/${v.total}`).join(", ");
+    console.log(`ordinary numbers kept: ${all.kept}/${all.total} (${pct(all.kept, all.total).trim()}): ${kinds}`);
   }
   const cpu = process.cpuUsage(started);
   console.log(
@@ -180,6 +223,16 @@ function score(label: string, suffixes: readonly string[]): void {
   );
 }
 
-score("development set (the rules were written against it)", [""]);
-score("held-out set (written after the rules were frozen)", ["-heldout"]);
-score("both", ["", "-heldout"]);
+const clean = (lang: string): string => `${lang}.txt`;
+const cleanHeldOut = (lang: string): string => `${lang}-heldout.txt`;
+const asr = (lang: string): string => `asr-${lang}.txt`;
+const asrHeldOut = (lang: string): string => `asr-${lang}-heldout.txt`;
+score("development set (the rules were written against it)", [clean]);
+score("held-out set (written after the rules were frozen)", [cleanHeldOut]);
+score("both", [clean, cleanHeldOut]);
+score("ASR-shaped, development (the recall rules were written against it)", [asr]);
+const asrHeldOut2 = (lang: string): string => `asr-${lang}-heldout2.txt`;
+score("ASR-shaped, held-out part 1 (written after the recall rules were frozen at 692ec42; seen since 45748e7)", [
+  asrHeldOut,
+]);
+score("ASR-shaped, held-out part 2 (written after the rules were frozen again at 45748e7)", [asrHeldOut2]);

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { InvalidInput } from "./errors.js";
 import { WHISPER_LANGUAGES } from "./languages.js";
-import { PII_MODES, PII_TYPES, type PiiOptions } from "./pii.js";
+import { DEFAULT_MIN_DIGITS, MIN_DIGITS_RANGE, PII_MODES, PII_TYPES, type PiiOptions } from "./pii.js";
 
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;
@@ -61,20 +61,30 @@ export const ConfigSchema = z.object({
         .min(1)
         .optional(),
       mode: z.enum(PII_MODES, { message: `must be one of ${PII_MODES.join(", ")}` }).optional(),
+      min_digits: z
+        .number()
+        .int()
+        .refine((n) => n === 0 || (n >= MIN_DIGITS_RANGE.min && n <= MIN_DIGITS_RANGE.max), {
+          message: `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`,
+        })
+        .optional(),
     })
     .optional()
     .meta({
-      description:
-        "Extension, not in the spec (docs/pii.md): which types (default all) and how they are written (default mask); needs use_pii_redaction",
+      description: `Extension, not in the spec (docs/pii.md): which types (default all), how they are written (default mask), and from how many digits a run with no cue is masked (min_digits, default ${DEFAULT_MIN_DIGITS}, 0 off); needs use_pii_redaction`,
     }),
 });
 
 export type JobConfig = z.infer<typeof ConfigSchema> & { language: string };
 
-/** The redaction a job asked for, its defaults filled in (every type, `mask`); null when it asked for none. */
+/** The redaction a job asked for, its defaults filled in (every type, `mask`, 9 digits); null when it asked for none. */
 export function piiOptions(config: JobConfig): PiiOptions | null {
   if (config.use_pii_redaction !== true) return null;
-  return { types: config.pii_redaction?.types ?? PII_TYPES, mode: config.pii_redaction?.mode ?? "mask" };
+  return {
+    types: config.pii_redaction?.types ?? PII_TYPES,
+    mode: config.pii_redaction?.mode ?? "mask",
+    min_digits: config.pii_redaction?.min_digits ?? DEFAULT_MIN_DIGITS,
+  };
 }
 
 /** Whether the language is a fixed one (not detect/multi). */

@@ -1,8 +1,22 @@
 // The personal-data types and masking modes of the `use_pii_redaction` extension (docs/pii.md): shared by the job
 // config's schema (which checks them at submit) and the redaction stage (src/pii/).
 
-/** What can be redacted. `national_id`: Korea's resident registration number, Japan's My Number, the US SSN. */
-export const PII_TYPES = ["phone", "card", "account", "national_id", "email", "dob", "address", "name"] as const;
+/**
+ * What can be redacted. `national_id`: Korea's resident registration number, Japan's My Number, the US SSN.
+ * `number`: a long run of digits that no cue or form names (`min_digits` or more), masked because a garbled
+ * identifier looks like that.
+ */
+export const PII_TYPES = [
+  "phone",
+  "card",
+  "account",
+  "national_id",
+  "email",
+  "dob",
+  "address",
+  "name",
+  "number",
+] as const;
 export type PiiType = (typeof PII_TYPES)[number];
 
 /**
@@ -14,7 +28,14 @@ export type PiiType = (typeof PII_TYPES)[number];
 export const PII_MODES = ["mask", "asterisks", "hash"] as const;
 export type PiiMode = (typeof PII_MODES)[number];
 
+/** A run of this many digits or more with no cue is masked (`number`, or the type its form suggests). */
+export const DEFAULT_MIN_DIGITS = 9;
+/** The range `pii_redaction.min_digits` accepts; 0 turns the rule off. */
+export const MIN_DIGITS_RANGE = { min: 6, max: 30 } as const;
+
 export interface PiiOptions {
   types: readonly PiiType[];
   mode: PiiMode;
+  /** Digits from which a run with no cue is masked; 0: only cued or well-formed numbers. */
+  min_digits: number;
 }

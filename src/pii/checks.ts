@@ -77,5 +77,6 @@ const TOLL_FREE = /^(?:0120|0800|080\d{7}$|1?8(?:00|88|77|66|55|44|33))/u;
 const MOBILE = /^(?:0|82)1[016789]\d{7,8}$|^(?:0|81)[789]0\d{8}$/u;
 export const isMobile = (d: string): boolean => MOBILE.test(d);
 
+export const isTollFree = (d: string): boolean => TOLL_FREE.test(d);
 export const isKoJaPhone = (d: string): boolean => (PHONE_KO.test(d) || PHONE_JA.test(d)) && !TOLL_FREE.test(d);
 export const isNanpPhone = (d: string): boolean => PHONE_NANP.test(d) && !TOLL_FREE.test(d);

@@ -151,6 +151,7 @@ const EN_TENS: Record<string, string> = {
   ninety: "9",
 };
 const EN_ONE = Object.keys(EN_DIGITS).join("|");
+const HOMOPHONES: Record<string, string> = { to: "2", too: "2", for: "4" };
 // "double five", "triple oh", "twenty three", "forty", "eight hundred", "thirteen", "five".
 const EN_RE = new RegExp(
   `\\b(?:(double|triple)[\\s-]+(${EN_ONE})|(${Object.keys(EN_TENS).join("|")})(?:[\\s-]+(${Object.keys(EN_DIGITS)
@@ -203,6 +204,8 @@ export function digitUnits(text: string): DigitUnit[] {
   }
   // A Korean word counts only when it is all digit syllables (with a particle after them): 구 of 강남구 is not a 9.
   for (const m of text.matchAll(/[가-힣]+/gu)) {
+    // Right after a written digit a Korean word is its counter: the 일 of "2일" is a day, not a 1.
+    if (/[0-9０-９]/u.test(text[m.index - 1] ?? "")) continue;
     const k = koreanDigits(m[0]);
     if (k === null) continue;
     // Digit by digit: a unit per syllable (so a window may end before a stray 이); a number read whole: one unit.
@@ -224,15 +227,37 @@ export function digitUnits(text: string): DigitUnit[] {
   for (const m of text.matchAll(EN_RE)) {
     units.push({ digits: englishUnit(m), start: m.index, end: m.index + m[0].length, written: false });
   }
+  units.sort((a, b) => a.start - b.start);
+  // A recognizer writes "two" as "to" and "four" as "for" inside a number read out ("7 to 4 1 8 8"): such a word
+  // is a digit only between two digits with a space on each side.
+  for (const m of text.matchAll(/(?<= )(to|too|for)(?= )/giu)) {
+    const before = [...units].reverse().find((u) => u.end <= m.index);
+    const after = units.find((u) => u.start >= m.index + m[0].length);
+    if (before?.end === m.index - 1 && after?.start === m.index + m[0].length + 1)
+      units.push({
+        digits: HOMOPHONES[m[0].toLowerCase()]!,
+        start: m.index,
+        end: m.index + m[0].length,
+        written: false,
+      });
+  }
   return units.sort((a, b) => a.start - b.start);
 }
 
 /** What may stand between two digits of one number: spaces, dashes, dots, commas (a recognizer's rhythm: "five five
  * five, one two three"), an utterance break, and the words people say between groups (Korean 에/다시, Japanese の,
- * English dash). Lists of counts are runs too, but too short to be read as any number. */
+ * English dash) and a filler or two (uh, 어, えー). Lists of counts are runs too, but too short to be read as any number. */
 const PUNCT = /[\s\-‐‑–—.・()（）/,，、]/gu;
-const JOINERS = new Set(["", "다시", "에", "의", "하고", "の", "ノ", "dash", "hyphen"]);
-const isSeparator = (gap: string): boolean => JOINERS.has(gap.replace(PUNCT, "").toLowerCase());
+const JOINERS = new Set(["다시", "에", "의", "하고", "の", "ノ", "dash", "hyphen"]);
+/** Fillers a caller says while reading a number out ("four one five, uh, five five five"). */
+const FILLERS = new Set(["uh", "um", "er", "어", "음", "그", "えー", "えっと", "あの"]);
+const isSeparator = (gap: string): boolean => {
+  const words = gap
+    .split(PUNCT)
+    .filter((w) => w.length > 0)
+    .map((w) => w.toLowerCase());
+  return words.length <= 2 && words.every((w) => JOINERS.has(w) || FILLERS.has(w));
+};
 const MAX_GAP = 12;
 
 /** The runs of units that read as one number: consecutive units with only a separator between them. */

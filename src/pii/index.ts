@@ -54,7 +54,7 @@ const types = (r: Redaction): ReadonlySet<PiiType> => new Set(r.types);
 
 export function redactUtterances(utterances: readonly Utterance[], r: Redaction): Utterance[] {
   const text = utterances.map((u) => u.msg).join(JOIN);
-  const spans = detectPii(text, types(r));
+  const spans = detectPii(text, types(r), r.min_digits);
   let at = 0;
   return utterances.map((u) => {
     const from = at;
@@ -73,6 +73,6 @@ export function redactUtterances(utterances: readonly Utterance[], r: Redaction)
 
 /** A free text (an insight item) redacted on its own. */
 export function redactText(text: string, r: Redaction): string {
-  const spans = detectPii(text, types(r));
+  const spans = detectPii(text, types(r), r.min_digits);
   return applyEditsToString(text, editsWithin(text, spans, 0, text.length, r));
 }

@@ -7,6 +7,9 @@ export interface Span {
   start: number;
   end: number;
   value: string;
+  /** Found by the recall layer alone (a piece after a cue, a form, a length): a date of birth or an address that
+   * claims the same characters wins. */
+  weak?: boolean;
 }
 
 /** Spans sorted, with every span that overlaps an earlier-listed one dropped (the caller lists the surest first). */

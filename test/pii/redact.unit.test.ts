@@ -13,7 +13,7 @@ import { detectPii, type Redaction, redactText, redactUtterances } from "../../s
 const ALL = new Set<PiiType>(PII_TYPES);
 const found = (text: string): [string, string][] =>
   detectPii(text, ALL).map((s) => [s.type, text.slice(s.start, s.end)]);
-const R: Redaction = { types: PII_TYPES, mode: "mask", key: Buffer.alloc(32, 1) };
+const R: Redaction = { types: PII_TYPES, mode: "mask", min_digits: 9, key: Buffer.alloc(32, 1) };
 
 describe("checks", () => {
   it("Luhn, cards, RRN, My Number, SSN", () => {
@@ -50,7 +50,11 @@ describe("detectors", () => {
   it("cards by Luhn, national ids by their structure, accounts by their cue", () => {
     assert.deepEqual(found("카드 번호는 4111 1111 1111 1111 입니다"), [["card", "4111 1111 1111 1111"]]);
     assert.deepEqual(found("주민번호 940308-2172611 이요"), [["national_id", "940308-2172611"]]);
-    assert.deepEqual(found("マイナンバーは1234 5678 9012です").length, 0, "a wrong check digit");
+    assert.deepEqual(
+      found("マイナンバーは1234 5678 9012です"),
+      [["national_id", "1234 5678 9012"]],
+      "a check digit never vetoes",
+    );
     assert.deepEqual(found("マイナンバーは7775 1210 8835です"), [["national_id", "7775 1210 8835"]]);
     assert.deepEqual(found("my social security number is 164-97-3577"), [["national_id", "164-97-3577"]]);
     assert.deepEqual(found("신한은행 계좌 110 384 729104 입니다"), [["account", "110 384 729104"]]);
@@ -69,6 +73,48 @@ describe("detectors", () => {
     assert.deepEqual(found("Hi, my name is Sarah Johnson."), [["name", "Sarah Johnson"]]);
   });
 
+  it("recall first: a garbled number is masked by its cue, its form, its length or the number it continues", () => {
+    // Checks choose the type; they never keep a number in clear.
+    assert.deepEqual(found("My card number is 4532 1488 0343 64677."), [["card", "4532 1488 0343 64677"]]);
+    assert.deepEqual(found("연락처는 010-123-45678 입니다"), [["phone", "010-123-45678"]]);
+    assert.deepEqual(found("You can call me Macat415552671. Thank you."), [["phone", "415552671"]]);
+    assert.deepEqual(found("6175550123 that's my cell"), [["phone", "6175550123"]]);
+    assert.deepEqual(found("It goes to 1847 2910 4471 22"), [["number", "1847 2910 4471 22"]]);
+    assert.deepEqual(found("charge it to 5500-0000-000-00004"), [["card", "5500-0000-000-00004"]]);
+    assert.deepEqual(found("카드 번호 말씀해 주세요.\n사오삼이 일사팔팔\n네.\n공삼사삼 육사육칠 칠이요."), [
+      ["card", "사오삼이 일사팔팔"],
+      ["card", "공삼사삼 육사육칠 칠"],
+    ]);
+    assert.deepEqual(found("口座番号をお願いします。\n七六五\nはい。\n四三二一です。"), [
+      ["account", "七六五"],
+      ["account", "四三二一"],
+    ]);
+    assert.deepEqual(found("Card number, four five three two one four eight eight\nGo on.\nzero three four three"), [
+      ["card", "four five three two one four eight eight"],
+      ["card", "zero three four three"],
+    ]);
+  });
+
+  it("words a recognizer writes for digits and cues said apart: 'to' between digits, the area code", () => {
+    assert.deepEqual(found("What's the account number?\nIt's 7 to 4 1 8 8 0 3 6."), [
+      ["account", "7 to 4 1 8 8 0 3 6"],
+    ]);
+    assert.deepEqual(found("The area code is three one two, then five five five, zero one nine eight."), [
+      ["phone", "three one two"],
+      ["phone", "five five five, zero one nine eight"],
+    ]);
+    assert.deepEqual(found("from 2 to 4 pm, pages 10 to 20"), []);
+    // A date said right after a number is not its leftover digit.
+    assert.deepEqual(found("공일공 일이삼사 오육칠팔 칠 월 이십삼 일"), [["phone", "공일공 일이삼사 오육칠팔"]]);
+  });
+
+  it("min_digits: a long run with no cue is masked from that many digits, never with 0", () => {
+    const text = "It goes to 1847 2910 4";
+    assert.deepEqual(detectPii(text, ALL, 9).length, 1);
+    assert.deepEqual(detectPii(text, ALL, 10).length, 0);
+    assert.deepEqual(detectPii("It goes to 1847 2910 4471 22", ALL, 0).length, 0);
+  });
+
   it("leaves near-misses: order numbers, amounts, times, counts, appointment dates, support lines", () => {
     for (const text of [
       "주문번호는 2024031512345 입니다",
@@ -81,6 +127,10 @@ describe("detectors", () => {
       "That's $1,250 for 3 items, delivered at 10:30 on March 15th.",
       "注文番号は 4839201746 です。12,800円を2個",
       "다시 한번 말씀해 주시겠어요? 친구가 활동하는 정도예요",
+      "The promotion ends on 2024-12-31 at 11:59 pm, after 18,342 minutes in 2023.",
+      "주민번호 확인됐습니다.\n방문 예약은 4월 2일 10시 30분입니다. 한도는 3,000만 원입니다.",
+      "이걸로 결제할게요\n89,000원 결제되었습니다.",
+      "料金は月額1万2千円で、3,000ポイントが付きます。2024年3月15日から24か月です。",
     ])
       assert.deepEqual(found(text), [], text);
   });
@@ -151,11 +201,10 @@ describe("job config", () => {
     assert.equal(piiOptions(parse({ use_pii_redaction: false })), null);
   });
   it("defaults: every type, mask", () => {
-    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true })), { types: PII_TYPES, mode: "mask" });
-    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true, pii_redaction: { types: ["card"], mode: "hash" } })), {
-      types: ["card"],
-      mode: "hash",
-    });
+    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true })), { types: PII_TYPES, mode: "mask", min_digits: 9 });
+    const asked = { types: ["card"], mode: "hash", min_digits: 12 };
+    assert.deepEqual(piiOptions(parse({ use_pii_redaction: true, pii_redaction: asked })), asked);
+    assert.equal(piiOptions(parse({ use_pii_redaction: true, pii_redaction: { min_digits: 0 } }))?.min_digits, 0);
   });
   it("bad values: InvalidInput naming the field", () => {
     const bad: [object, RegExp][] = [
@@ -166,6 +215,11 @@ describe("job config", () => {
       [{ use_pii_redaction: true, pii_redaction: { types: [] } }, /^config\.pii_redaction\.types/],
       [{ use_pii_redaction: true, pii_redaction: { mode: "blur" } }, /^config\.pii_redaction\.mode: must be one of/],
       [{ use_pii_redaction: 1 }, /^config\.use_pii_redaction/],
+      [
+        { use_pii_redaction: true, pii_redaction: { min_digits: 3 } },
+        /^config\.pii_redaction\.min_digits: must be 0 or 6 to 30/,
+      ],
+      [{ use_pii_redaction: true, pii_redaction: { min_digits: 9.5 } }, /^config\.pii_redaction\.min_digits/],
       [{ pii_redaction: {} }, /config\.pii_redaction needs use_pii_redaction true/],
     ];
     for (const [config, message] of bad)

@@ -102,6 +102,25 @@ describe("ITN off (written → spoken, even where the model wrote digits)", () =
   it("ja: 100億円", () => assert.equal(reverse("ja")("100億円"), "百億円"));
   it("en: 25% of 1,200", () =>
     assert.equal(reverse("en")("25% of 1,200 people"), "twenty-five percent of one thousand two hundred people"));
+  it("en: identifiers digit by digit, group by group; quantities, dates and ranges as before", () => {
+    assert.equal(
+      reverse("en")("card 4532 1488 0343 6467, phone (503) 555-0147, +1 415-555-2671"),
+      "card four five three two, one four eight eight, zero three four three, six four six seven, phone five zero three, five five five, zero one four seven, plus one, four one five, five five five, two six seven one",
+    );
+    assert.equal(
+      reverse("en")("account 0041227983, code 007"),
+      "account zero zero four one two two seven nine eight three, code zero zero seven",
+    );
+    assert.equal(
+      reverse("en")("2-4 pm, 1985, 2024-03-15"),
+      "two-four pm, one thousand nine hundred eighty-five, two thousand twenty-four-three-fifteen",
+    );
+  });
+  it("ja: identifiers digit by digit with の between groups; quantities as before", () =>
+    assert.equal(
+      reverse("ja")("携帯は090-1234-5678、口座1234567、代金は3,980円"),
+      "携帯は〇九〇の一二三四の五六七八、口座一二三四五六七、代金は三千九百八十円",
+    ));
   for (const [spoken, written] of KO_FORWARD.filter(([, w]) => !/[A-Z]/.test(w))) {
     it(`ko round trip keeps the number: ${written}`, () =>
       assert.equal(forward("ko")(reverse("ko")(written)), written));

@@ -1,6 +1,7 @@
 // ITN for English: number words → digits (forward: from ten up, and always with percent), digits → words (reverse).
-import { type Edit, regexEdits } from "../edits.js";
+import { type Edit, mergeEdits, regexEdits } from "../edits.js";
 import { EN_NUMBER_WORDS, parseEnglish, readEnglish } from "../numbers.js";
+import { identifierEdits } from "./identifiers.js";
 
 const EN_WORD = `(?:${EN_NUMBER_WORDS.join("|")})`;
 const EN_RUN = new RegExp(
@@ -34,11 +35,17 @@ export function englishForward(text: string): Edit[] {
 }
 
 const EN_NUMBER = /(?<![0-9.,A-Za-z])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![0-9])(%)?/g;
+const EN_DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+const readDigits = (d: string): string => [...d].map((c) => EN_DIGITS[Number(c)]).join(" ");
+
 export function englishReverse(text: string): Edit[] {
-  return regexEdits(text, EN_NUMBER, (m) => {
+  // Phone, card and account numbers digit by digit ("four one five, five five five, …"), the rest as quantities.
+  const identifiers = identifierEdits(text, readDigits, ", ", "plus ");
+  const numbers = regexEdits(text, EN_NUMBER, (m) => {
     const [int, dec] = m[1]!.replace(/,/g, "").split(".");
     let spoken = readEnglish(Number(int));
     if (dec) spoken += ` point ${[...dec].map((d) => readEnglish(Number(d))).join(" ")}`;
     return m[2] ? `${spoken} percent` : spoken;
   });
+  return mergeEdits([identifiers, numbers]);
 }

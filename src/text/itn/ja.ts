@@ -1,7 +1,8 @@
 // ITN for Japanese: kanji numerals with a counter → digits (forward), digits → kanji numerals (reverse).
 import { JA_COUNTERS, JA_ONE_WORDS } from "../data/counters.js";
-import { type Edit, regexEdits } from "../edits.js";
+import { type Edit, mergeEdits, regexEdits } from "../edits.js";
 import { formatMyriads, KANJI, parsePositional, readKanji } from "../numbers.js";
+import { identifierEdits } from "./identifiers.js";
 
 const JA_RUN = new RegExp(
   `[〇零一二三四五六七八九十百千万億兆]+(?:点[〇一二三四五六七八九]+)?(${JA_COUNTERS.join("|")})`,
@@ -25,11 +26,16 @@ export function japaneseForward(text: string): Edit[] {
 }
 
 const JA_NUMBER = /(?<![0-9.,])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![0-9])(%|％)?/gu;
+const readDigits = (d: string): string => [...d].map((c) => "〇一二三四五六七八九"[Number(c)]).join("");
+
 export function japaneseReverse(text: string): Edit[] {
-  return regexEdits(text, JA_NUMBER, (m) => {
+  // Phone, card and account numbers digit by digit, groups joined with の as they are said ("〇九〇の一二三四の…").
+  const identifiers = identifierEdits(text, readDigits, "の", "プラス");
+  const numbers = regexEdits(text, JA_NUMBER, (m) => {
     const [int, dec] = m[1]!.replace(/,/g, "").split(".");
     const kanji =
       readKanji(Number(int)) + (dec ? `点${[...dec].map((d) => "〇一二三四五六七八九"[Number(d)]).join("")}` : "");
     return m[2] ? `${kanji}パーセント` : kanji;
   });
+  return mergeEdits([identifiers, numbers]);
 }
