@@ -159,6 +159,12 @@ class Activity:
     speech: np.ndarray
     overlap: np.ndarray
     local: np.ndarray
+    # (chunks, 3): seconds each local speaker of each chunk talks (its arg-max class, alone or in a pair), largest
+    # first: how many voices one 10 s stretch holds, whatever the embeddings say (clustering.py's count floor)
+    local_s: np.ndarray | None = None
+    # the second most active local speaker of the same chunk where the arg-max class is a pair (-1 elsewhere): who
+    # else talks in overlapped speech
+    local2: np.ndarray | None = None
 
 
 def chunk_starts(n_samples: int, step: int) -> list[int]:
@@ -197,14 +203,18 @@ class ActivityScan:
         self._weight = _Grown(np.float32, 0.0)
         self._best = _Grown(np.float32, np.inf)
         self._local = _Grown(np.int64, -1)
+        self._local2 = _Grown(np.int64, -1)
         self._members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)
         self._overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
         self._hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
+        self._local_s: list[np.ndarray] = []
 
     def add(self, first_index: int, starts: list[int], chunks: np.ndarray, n_frames: int | None = None) -> None:
         """One batch: chunks number first_index, first_index + 1, ... of the file, starting at `starts` (samples),
         `chunks` their (B, 160000) samples. `n_frames`, the file's frame count, once known (it clips the last)."""
         probs = np.exp(self.model(chunks))  # (B, 589, 7)
+        hard = np.eye(len(POWERSET), dtype=np.float32)[np.argmax(probs, axis=2)] @ self._members.T  # (B, 589, 3)
+        self._local_s.extend(-np.sort(-hard.sum(axis=1) * (CHUNK_SAMPLES / SAMPLE_RATE / FRAMES_PER_CHUNK), axis=1))
         grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
         for i, s in enumerate(starts):
             g0 = round(s / SAMPLE_RATE / GRID_S)
@@ -214,6 +224,7 @@ class ActivityScan:
                 continue
             speech_sum, overlap_sum = self._speech.view(g1), self._overlap.view(g1)
             weight, best_dist, local = self._weight.view(g1), self._best.view(g1), self._local.view(g1)
+            local2 = self._local2.view(g1)
             t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
             f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
             p = probs[i, f]  # (len(grid), 7)
@@ -224,10 +235,14 @@ class ActivityScan:
             dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
             nearer = dist < best_dist[grid]
             per_spk = p @ self._members.T  # (len(grid), 3): probability that each local speaker talks
-            spk = np.argsort(-per_spk, axis=1)[:, 0]
-            silent = np.argmax(p, axis=1) == 0
+            ranked = np.argsort(-per_spk, axis=1)
+            spk = ranked[:, 0]
+            cls = np.argmax(p, axis=1)
+            silent = cls == 0
             code = np.where(silent, -1, (first_index + i) * LOCAL_SPEAKERS + spk)
+            code2 = np.where(self._overlap_cls[cls] > 0, (first_index + i) * LOCAL_SPEAKERS + ranked[:, 1], -1)
             local[grid[nearer]] = code[nearer]
+            local2[grid[nearer]] = code2[nearer]
             best_dist[grid[nearer]] = dist[nearer]
 
     def finish(self, n_frames: int) -> Activity:
@@ -236,6 +251,8 @@ class ActivityScan:
             self._speech.view(n_frames)[:n_frames] / weight,
             self._overlap.view(n_frames)[:n_frames] / weight,
             self._local.view(n_frames)[:n_frames].copy(),
+            np.asarray(self._local_s, dtype=np.float32).reshape(-1, LOCAL_SPEAKERS),
+            self._local2.view(n_frames)[:n_frames].copy(),
         )
 
 
