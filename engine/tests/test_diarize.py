@@ -206,6 +206,28 @@ def test_three_speakers_counted(testdata: Path) -> None:
     assert _der(ref, res) < 0.1
 
 
+def test_overlap_second_speaker_from_segmentation_pairs() -> None:
+    """Where segmentation-3.0's class is a pair of local speakers, the second speaker of the overlap turn is the
+    cluster the other local speaker's own frames got, if that cluster is heard within overlap_context_s; an overlap
+    run with no usable pair keeps the nearby-speaker rule."""
+    from sori_engine.diarization.turns import local_overlap_turns
+
+    n = 600  # 6 s of 10 ms frames: cluster 0 on 0-3 s, cluster 1 on 3-6 s
+    labels = np.repeat([0, 1], 300)
+    local = np.repeat([6, 7], 300)  # chunk 2, local speakers 0 and 1
+    local2 = np.full(n, -1)
+    local2[210:250] = 7  # 2.1-2.5 s: the pair {0, 1} while cluster 0 talks, 0.5 s before cluster 1's turn
+    local2[50:90] = 7  # a pair 2 s away from cluster 1's speech: a reverberant voice, not overlap
+    overlap = np.zeros(n, dtype=bool)
+    overlap[380:420] = True  # 3.8-4.2 s: overlap without a pair class: cluster 0 was heard 0.8 s before
+    turns = local_overlap_turns(labels, local, local2, overlap, DEFAULT_CONFIG)
+    assert sorted(turns) == [(210, 250, 1), (380, 420, 0)]
+    # a local speaker with too few frames of its own stands for no cluster
+    local[300:] = 8
+    local[300:310] = 7
+    assert sorted(local_overlap_turns(labels, local, local2, overlap, DEFAULT_CONFIG)) == [(380, 420, 0)]
+
+
 def test_long_file_path_clusters_a_subset(testdata: Path) -> None:
     """Past max_cluster_windows the clustering runs on an even subset and the rest join the nearest centroid."""
     x = _load(testdata, DIALOGUE + ".wav")

@@ -36,7 +36,16 @@ from .regions import (
     split_long,
     vad_regions,
 )
-from .turns import FRAME_S, DiarizeResult, frame_labels, overlap_turns, smooth, turns_from_labels, turns_with_overlap
+from .turns import (
+    FRAME_S,
+    DiarizeResult,
+    frame_labels,
+    local_overlap_turns,
+    overlap_turns,
+    smooth,
+    turns_from_labels,
+    turns_with_overlap,
+)
 
 SAMPLE_RATE = 16000
 Blocks = Callable[[], Iterable[np.ndarray]]  # opens the file's decoded 16 kHz blocks, from its start, each call
@@ -99,6 +108,10 @@ def embed_blocks(
     report(0.45)
 
     embedder: Embedder
+    overlap: np.ndarray | None = None
+    local_s: np.ndarray | None = None
+    local: np.ndarray | None = None
+    local2: np.ndarray | None = None
     if seg is not None:
         act = seg.finish(n)
         segments = speech_segments(act, cfg, regions if cfg.silero_union else None)
@@ -118,7 +131,6 @@ def embed_blocks(
         n_frames = 1 + n // HOP if n >= 2 else 3  # the centred mel frames of the file
         units = segments = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
         embedder = ResemblyzerEmbedder(cfg, n, gain)
-        overlap = local_s = local = local2 = None
     spans = [(u, sp) for u in units if (sp := embedder.span(u)) is not None]
     for i, (unit, audio) in enumerate(audio_mod.cut_spans(blocks(), spans)):
         embedder.add(unit, audio)
@@ -159,7 +171,12 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
     if em.overlap is not None and k > 1:
-        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap > cfg.overlap_threshold, cfg))
+        overlap = em.overlap > cfg.overlap_threshold
+        if em.local is not None and em.local2 is not None:
+            extra = local_overlap_turns(labels, em.local, em.local2, overlap, cfg)
+        else:
+            extra = overlap_turns(labels, overlap, cfg)
+        turns = turns_with_overlap(labels, extra)
     else:
         turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
