@@ -294,7 +294,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        extra = {k: z[k] for k in ("overlap", "local_s", "local", "local2") if k in z.files}
+        extra = {k: z[k] for k in ("overlap", "local", "local2") if k in z.files}
         return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], **extra), False
     em = embed_samples(samples, cfg)
     if path:
@@ -306,7 +306,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
-            **{k: v for k in ("overlap", "local_s", "local", "local2") if (v := getattr(em, k)) is not None},
+            **{k: v for k in ("overlap", "local", "local2") if (v := getattr(em, k)) is not None},
         )
     return em, True
 

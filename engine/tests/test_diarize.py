@@ -293,6 +293,10 @@ def test_small_windows_give_the_one_window_result(testdata: Path, cfg, monkeypat
     assert (one.overlap is None) == (small.overlap is None)
     if one.overlap is not None and small.overlap is not None:
         np.testing.assert_allclose(one.overlap, small.overlap, rtol=1e-4, atol=1e-6)
+    for a, b in ((one.local, small.local), (one.local2, small.local2)):
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            assert np.mean(a == b) > 0.99  # the same local speakers; a frame may flip where two are equally likely
     for spk in (2, 0):
         assert diarize_embedded(one, spk, cfg) == diarize_embedded(small, spk, cfg)
 

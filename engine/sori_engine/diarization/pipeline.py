@@ -61,10 +61,8 @@ class Embedded:
     regions: list[tuple[int, int]]
     windows: list[tuple[int, int]]
     emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
-    # CAM++ backend, from segmentation-3.0: per frame the probability of two speakers at once (0 outside speech),
-    # and per 10 s chunk the seconds each of its local speakers talks (models/segmentation.py, Activity.local_s)
+    # CAM++ backend, from segmentation-3.0, per frame: the probability of two speakers at once (0 outside speech)
     overlap: np.ndarray | None = None
-    local_s: np.ndarray | None = None
     local: np.ndarray | None = None  # per frame: the dominant local speaker, chunk · 3 + index (Activity.local)
     local2: np.ndarray | None = None  # per frame: the other local speaker of overlapped speech (Activity.local2)
 
@@ -109,7 +107,6 @@ def embed_blocks(
 
     embedder: Embedder
     overlap: np.ndarray | None = None
-    local_s: np.ndarray | None = None
     local: np.ndarray | None = None
     local2: np.ndarray | None = None
     if seg is not None:
@@ -119,7 +116,7 @@ def embed_blocks(
         embedder = CampplusEmbedder(cfg, n)
         n_frames = n // HOP
         overlap = np.where(act.speech > cfg.seg_onset, act.overlap, 0.0).astype(np.float32)[:n_frames]
-        local_s, local = act.local_s, act.local[:n_frames]
+        local = act.local[:n_frames]
         local2 = act.local2[:n_frames] if act.local2 is not None else None
     else:
         if not regions:
@@ -137,7 +134,7 @@ def embed_blocks(
         report(0.45 + 0.45 * (i + 1) / len(spans))
     windows, emb = embedder.result()
     report(0.9)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap, local_s, local, local2)
+    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2)
 
 
 def _segmentation_model():  # type: ignore[no-untyped-def]

@@ -155,9 +155,9 @@ def local_overlap_turns(
 ) -> list[tuple[int, int, int]]:
     """Overlap turns from segmentation-3.0's own pairs: where its arg-max class is a pair of local speakers, the
     second is the speaker (cluster) that local speaker's own frames were labelled with, when it has at least
-    `local_map_s` of them, differs from the frame's label and is heard within `overlap_context_s`. Runs of `overlap` (frames above the overlap threshold)
-    that get no second speaker this way fall back to `overlap_turns` (the other speaker heard nearby). (start, end,
-    label) in frames."""
+    `local_map_s` of them, differs from the frame's label and is heard within `overlap_context_s`. Runs of
+    `overlap` (frames above the overlap threshold) that get no second speaker this way fall back to `overlap_turns`
+    (the other speaker heard nearby). (start, end, label) in frames."""
     ok = (local >= 0) & (labels >= 0)
     pairs = np.stack([local[ok], labels[ok]], axis=1)
     best: dict[int, tuple[int, int]] = {}  # local code -> (frames, cluster)
@@ -166,13 +166,12 @@ def local_overlap_turns(
         for (code, lab), n in zip(codes.tolist(), counts.tolist(), strict=True):
             if n > best.get(code, (0, -1))[0]:
                 best[code] = (n, lab)
-    min_frames = round(cfg.local_map_s / FRAME_S)
-    mapped = {code: lab for code, (n, lab) in best.items() if n >= min_frames}
-    second = np.full(labels.shape, -1, dtype=np.int64)
-    for f in np.flatnonzero((local2 >= 0) & (labels >= 0)):
-        lab = mapped.get(int(local2[f]), -1)
-        if lab >= 0 and lab != labels[f]:
-            second[f] = lab
+    lut = np.full(max(int(local.max(initial=-1)), int(local2.max(initial=-1))) + 2, -1, dtype=np.int64)
+    for code, (n, lab) in best.items():
+        if n >= round(cfg.local_map_s / FRAME_S):
+            lut[code] = lab
+    second = lut[np.where(local2 >= 0, local2, -1)]  # index -1 is the last entry, always -1
+    second[(second == labels) | (labels < 0)] = -1
     out: list[tuple[int, int, int]] = []
     ctx = round(cfg.overlap_context_s / FRAME_S)
     for lab in np.unique(second[second >= 0]).tolist():

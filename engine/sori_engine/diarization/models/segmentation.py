@@ -159,11 +159,8 @@ class Activity:
     speech: np.ndarray
     overlap: np.ndarray
     local: np.ndarray
-    # (chunks, 3): seconds each local speaker of each chunk talks (its arg-max class, alone or in a pair), largest
-    # first: how many voices one 10 s stretch holds, whatever the embeddings say (clustering.py's count floor)
-    local_s: np.ndarray | None = None
     # the second most active local speaker of the same chunk where the arg-max class is a pair (-1 elsewhere): who
-    # else talks in overlapped speech
+    # else talks in overlapped speech (turns.local_overlap_turns)
     local2: np.ndarray | None = None
 
 
@@ -194,7 +191,7 @@ class _Grown:
 class ActivityScan:
     """The Activity of a file fed chunk by chunk, in file order (diarization/regions.py feeds it from the decoded
     stream). Each chunk's frames are accumulated as soon as its probabilities are known, so the file's audio is
-    never whole in memory; the per-frame arrays (24 bytes a frame: 35 MB for 4 h, up to twice that as they grow) are."""
+    never whole in memory; the per-frame arrays (32 bytes a frame: 46 MB for 4 h, up to twice that as they grow) are."""
 
     def __init__(self, model: Segmentation) -> None:
         self.model = model
@@ -207,14 +204,11 @@ class ActivityScan:
         self._members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)
         self._overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
         self._hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
-        self._local_s: list[np.ndarray] = []
 
     def add(self, first_index: int, starts: list[int], chunks: np.ndarray, n_frames: int | None = None) -> None:
         """One batch: chunks number first_index, first_index + 1, ... of the file, starting at `starts` (samples),
         `chunks` their (B, 160000) samples. `n_frames`, the file's frame count, once known (it clips the last)."""
         probs = np.exp(self.model(chunks))  # (B, 589, 7)
-        hard = np.eye(len(POWERSET), dtype=np.float32)[np.argmax(probs, axis=2)] @ self._members.T  # (B, 589, 3)
-        self._local_s.extend(-np.sort(-hard.sum(axis=1) * (CHUNK_SAMPLES / SAMPLE_RATE / FRAMES_PER_CHUNK), axis=1))
         grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
         for i, s in enumerate(starts):
             g0 = round(s / SAMPLE_RATE / GRID_S)
@@ -251,7 +245,6 @@ class ActivityScan:
             self._speech.view(n_frames)[:n_frames] / weight,
             self._overlap.view(n_frames)[:n_frames] / weight,
             self._local.view(n_frames)[:n_frames].copy(),
-            np.asarray(self._local_s, dtype=np.float32).reshape(-1, LOCAL_SPEAKERS),
             self._local2.view(n_frames)[:n_frames].copy(),
         )
 
