@@ -7,12 +7,17 @@ Run from the repository root (takes a few minutes on 2 cores):
     .venv/bin/python bench/diarization.py --json /tmp/diar.json --set one_speaker_sim=0.9 --set step_s=0.5
     .venv/bin/python bench/diarization.py --cache /tmp/diar-cache --set merge_sim=0.88   # clustering-only reruns
 
-Two kinds of test audio, both read from ../shared/testdata (nothing is written into the repository):
+Three kinds of test audio (nothing is written into the repository):
 
-1. The multi-speaker recordings with reference turns (`multi/*.rttm`; a `.uem` restricts scoring to its region):
-   deeply_ko_dialogue_constructed (2 Korean speakers), pyannote_sample (2), pyannote_dev00/01 (AMI excerpts),
+1. The multi-speaker recordings of ../shared/testdata with reference turns (`multi/*.rttm`; a `.uem` restricts
+   scoring to its region): deeply_ko_dialogue_constructed (2 Korean speakers), pyannote_sample (2), pyannote_dev00/01 (AMI excerpts),
    picovoice_falcon_test (3, coarse turns).
-2. Built "calls": utterances of known, different speakers, energy-trimmed (±50 ms) and laid end to end with 0.2–1.2 s
+2. Meetings (`--only meetings`; read from ../meetings, outside git, when its MANIFEST.tsv is there): 30-60 s AMI
+   excerpts with 3-4 reference speakers, far-field-like, overlapped speech (docs/diarization.md, "Meetings" says where
+   each comes from and how to rebuild the folder). Rows marked `held-out` in the manifest get `~held` in their name
+   and were never used to choose settings. `2s+` = reference speakers with at least 2 s of speech: many excerpts
+   hold someone who says one word, so the count is judged against these.
+3. Built "calls": utterances of known, different speakers, energy-trimmed (±50 ms) and laid end to end with 0.2–1.2 s
    gaps of faint noise, so the true turns are known exactly.
    - `call2-*`: two-party Korean calls, 14 alternating turns of speakers sub1001a and sub1001b (the two speakers of
      the ko/deeply_* files, see MANIFEST_DETAILS), both in one room (one call per room of the corpus), or each in a
@@ -66,6 +71,7 @@ from sori_engine.diarization import (  # noqa: E402
 )
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
+MEETINGS = ROOT.parent / "meetings"  # the meeting set (outside git): MANIFEST.tsv, WAV + RTTM + UEM per file
 SR = 16000
 FRAME = 0.01
 
@@ -126,6 +132,16 @@ def read_rttm(path: Path) -> Ref:
     return out
 
 
+def main_speakers(ref: Ref, uem: tuple[float, float] | None, min_s: float = 2.0) -> int:
+    """Reference speakers with at least min_s of speech in the scored region: a meeting excerpt's reference often
+    holds someone who says one word; no clustering finds a speaker from 0.4 s, so counts are judged against these."""
+    lo, hi = uem if uem else (0.0, float("inf"))
+    total: dict[str, float] = {}
+    for s, e, spk in ref:
+        total[spk] = total.get(spk, 0.0) + max(0.0, min(e, hi) - max(s, lo))
+    return sum(1 for v in total.values() if v >= min_s)
+
+
 def recordings() -> list[tuple[str, np.ndarray, Ref, tuple[float, float] | None]]:
     out = []
     for rttm in sorted((TESTDATA / "multi").glob("*.rttm")):
@@ -139,6 +155,20 @@ def recordings() -> list[tuple[str, np.ndarray, Ref, tuple[float, float] | None]
         if uem:
             samples = samples[: int(uem[1] * SR)]
         out.append((rttm.stem, samples, read_rttm(rttm), uem))
+    return out
+
+
+def meetings(folder: Path) -> list[tuple[str, np.ndarray, Ref, tuple[float, float] | None]]:
+    """The meeting set listed in `folder`/MANIFEST.tsv (docs/diarization.md, "Meetings"): each row's WAV, RTTM and
+    UEM. A file's name gets `~held` when its row's split is held-out (never used to choose settings)."""
+    out = []
+    with open(folder / "MANIFEST.tsv", encoding="utf-8") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            wav = folder / row["file"]
+            p = (folder / row["uem"]).read_text().split() if row.get("uem") else None
+            uem = (float(p[2]), float(p[3])) if p else None
+            name = wav.stem + ("~held" if row["split"].startswith("held") else "")
+            out.append((name, audio_mod.decode(str(wav)), read_rttm(folder / row["rttm"]), uem))
     return out
 
 
@@ -246,13 +276,14 @@ def built_calls(seed: int) -> list[tuple[str, np.ndarray, Ref, None]]:
 # Embedding cache
 
 _EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_s", "min_local_turn_s",
-                 "overlap_threshold", "silero_union", "piece_s", "window_s", "step_s", "min_window_s", "vad_threshold", "vad_min_silence_ms", "vad_pad_ms")
+                 "silero_union", "piece_s", "window_s", "step_s", "min_window_s", "vad_threshold",
+                 "vad_min_silence_ms", "vad_pad_ms")
 
 
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
     """One file per audio content and embedding settings (the name only makes it readable)."""
     h = hashlib.sha1(samples.tobytes())
-    h.update(repr([getattr(cfg, f) for f in _EMBED_FIELDS]).encode())
+    h.update(repr(["v3"] + [getattr(cfg, f) for f in _EMBED_FIELDS]).encode())  # v3: overlap probabilities, local speakers
     return cache / f"{name.replace('/', '_')}-{h.hexdigest()[:16]}.npz"
 
 
@@ -263,8 +294,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        overlap = z["overlap"] if "overlap" in z.files else None
-        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], overlap), False
+        extra = {k: z[k] for k in ("overlap", "local", "local2") if k in z.files}
+        return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], **extra), False
     em = embed_samples(samples, cfg)
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -275,7 +306,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
-            **({"overlap": em.overlap} if em.overlap is not None else {}),
+            **{k: v for k in ("overlap", "local", "local2") if (v := getattr(em, k)) is not None},
         )
     return em, True
 
@@ -291,9 +322,11 @@ def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> di
     diarize_embedded(warm, 2, cfg)
     rows = []
     total_audio = total_time = total_cpu = 0.0
-    print(f"{'file':34} {'spk':>3} {'est':>3}  {'DER c0.25':>9} {'DER c0':>7}  {'est DER c0.25':>13}  {'RTF':>6}")
+    print(f"{'file':34} {'spk':>3} {'2s+':>3} {'est':>3}  {'DER c0.25':>9} {'DER c0':>7}  {'est DER c0.25':>13}"
+          f" {'est c0':>7}  {'RTF':>6}")
     for name, samples, ref, uem in files:
         truth = len({s for _, _, s in ref})
+        main = main_speakers(ref, uem)
         t0, c0 = time.perf_counter(), time.process_time()
         em, computed = embed_cached(name, samples, cfg, args.cache)
         fixed = diarize_embedded(em, truth, cfg)
@@ -309,6 +342,7 @@ def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> di
         row = {
             "file": name,
             "speakers": truth,
+            "main_speakers": main,
             "estimated": est.num_speakers,
             "audio_s": audio_s,
             "rtf": (t1 - t0) / audio_s if computed else None,
@@ -320,8 +354,8 @@ def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> di
         rows.append(row)
         rtf_s = f"{row['rtf']:.3f}" if computed else "cached"
         print(
-            f"{name:34} {truth:3} {est.num_speakers:3}  {row['fixed_c025']['der']:9.1%} {row['fixed_c0']['der']:7.1%}"
-            f"  {row['est_c025']['der']:13.1%}  {rtf_s:>6}",
+            f"{name:34} {truth:3} {main:3} {est.num_speakers:3}  {row['fixed_c025']['der']:9.1%}"
+            f" {row['fixed_c0']['der']:7.1%}  {row['est_c025']['der']:13.1%} {row['est_c0']['der']:7.1%}  {rtf_s:>6}",
             flush=True,
         )
 
@@ -331,7 +365,9 @@ def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> di
     summary: dict = {"backend": cfg.backend, "groups": {}, "counts": {}}
     print()
     groups = {
-        "recordings": [r for r in rows if not r["file"].startswith(("call", "mix"))],
+        "recordings": [r for r in rows if not r["file"].startswith(("call", "mix", "ami_"))],
+        "meetings, tuning": [r for r in rows if r["file"].startswith("ami_") and "~held" not in r["file"]],
+        "meetings, held out": [r for r in rows if r["file"].startswith("ami_") and "~held" in r["file"]],
         "built 2-party calls": [r for r in rows if r["file"].startswith("call2")],
         "built mixes": [r for r in rows if r["file"].startswith("mix")],
     }
@@ -352,10 +388,23 @@ def run_backend(cfg: DiarizeConfig, files: list, args: argparse.Namespace) -> di
             ok = sum(r["estimated"] == k for r in sel)
             summary["counts"][str(k)] = f"{ok}/{len(sel)}"
             print(f"count accuracy, {k} speakers: {ok}/{len(sel)}")
-    sel = [r for r in rows if 2 <= r["speakers"] <= 4]
+    sel = [r for r in rows if 2 <= r["speakers"] <= 4 and not r["file"].startswith("ami_")]
     summary["counts"]["2-4"] = f"{sum(r['estimated'] == r['speakers'] for r in sel)}/{len(sel)}"
-    print(f"count accuracy, 2-4 speakers: {summary['counts']['2-4']}")
-    if args.only != "recordings":
+    print(f"count accuracy, 2-4 speakers (recordings, built files): {summary['counts']['2-4']}")
+    sel = [r for r in rows if r["file"].startswith("ami_") and r["main_speakers"] >= 3]
+    if sel:
+        ok_all = sum(r["estimated"] == r["speakers"] for r in sel)
+        ok_main = sum(r["estimated"] == r["main_speakers"] for r in sel)
+        summary["counts"]["meetings 3+"] = f"{ok_main}/{len(sel)}"
+        print(f"count accuracy, meetings with 3+ speakers of >= 2 s: {ok_main}/{len(sel)} against those speakers, "
+              f"{ok_all}/{len(sel)} against every reference speaker")
+    sel = [r for r in rows if r["file"].startswith("ami_")]
+    if sel:
+        ok = sum(r["estimated"] == r["main_speakers"] for r in sel)
+        near = sum(abs(r["estimated"] - r["main_speakers"]) <= 1 for r in sel)
+        summary["counts"]["meetings"] = f"{ok}/{len(sel)}"
+        print(f"count accuracy, all meetings (against speakers of >= 2 s): {ok}/{len(sel)}, within one {near}/{len(sel)}")
+    if args.only in (None, "calls"):
         singles = single_speaker_files()
         counts = [diarize_embedded(embed_cached(n, x, cfg, args.cache)[0], 0, cfg).num_speakers for n, x in singles]
         wrong = [f"{name}={k}" for (name, _), k in zip(singles, counts) if k != 1]
@@ -379,15 +428,18 @@ def main() -> int:
     ap.add_argument("--backend", default="campplus,resemblyzer",
                     help="speaker-embedding backends to compare, comma-separated (each with its own defaults)")
     ap.add_argument("--set", action="append", default=[], help="override a DiarizeConfig field, NAME=VALUE")
-    ap.add_argument("--only", choices=["recordings", "calls"], help="run one kind of test audio only")
+    ap.add_argument("--only", choices=["recordings", "meetings", "calls"], help="run one kind of test audio only")
+    ap.add_argument("--meetings", type=Path, default=MEETINGS, help="the meeting set's folder (MANIFEST.tsv)")
     ap.add_argument("--cache", type=Path, help="keep embeddings in this folder (outside the repository)")
     args = ap.parse_args()
     types = {f.name: f.type for f in fields(DiarizeConfig)}
 
     files: list = []
-    if args.only != "calls":
+    if args.only in (None, "recordings"):
         files += recordings()
-    if args.only != "recordings":
+    if args.only == "meetings" or (args.only is None and (args.meetings / "MANIFEST.tsv").exists()):
+        files += meetings(args.meetings)
+    if args.only in (None, "calls"):
         seeds = [int(x) for x in args.seed.split(",")]
         for seed in seeds:  # with several seeds each file name says its seed
             files += [(f"{n}@{seed}" if len(seeds) > 1 else n, *rest) for n, *rest in built_calls(seed)]

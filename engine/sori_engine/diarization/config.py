@@ -35,6 +35,10 @@ class DiarizeConfig:
     min_local_turn_s: float = 0.2  # a local speaker change must last this long to split a region
     overlap_threshold: float = 0.5  # frames whose probability of two speakers at once exceeds this
     overlap_context_s: float = 1.0  # the second speaker of an overlap is the other speaker heard this close to it
+    # overlap from segmentation's pairs of local speakers (turns.local_overlap_turns): a local speaker stands for the
+    # cluster most of its frames have once it has local_map_s of them; shorter second-speaker runs are dropped
+    local_map_s: float = 0.2
+    min_overlap_turn_s: float = 0.1
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
     piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
 

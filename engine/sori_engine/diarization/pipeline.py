@@ -36,7 +36,16 @@ from .regions import (
     split_long,
     vad_regions,
 )
-from .turns import FRAME_S, DiarizeResult, frame_labels, overlap_turns, smooth, turns_from_labels, turns_with_overlap
+from .turns import (
+    FRAME_S,
+    DiarizeResult,
+    frame_labels,
+    local_overlap_turns,
+    overlap_turns,
+    smooth,
+    turns_from_labels,
+    turns_with_overlap,
+)
 
 SAMPLE_RATE = 16000
 Blocks = Callable[[], Iterable[np.ndarray]]  # opens the file's decoded 16 kHz blocks, from its start, each call
@@ -52,7 +61,10 @@ class Embedded:
     regions: list[tuple[int, int]]
     windows: list[tuple[int, int]]
     emb: np.ndarray  # (len(windows), dim), unit-norm (resemblyzer: 256, non-negative; CAM++: 192)
-    overlap: np.ndarray | None = None  # bool per frame: two speakers at once (CAM++ backend, from segmentation)
+    # CAM++ backend, from segmentation-3.0, per frame: the probability of two speakers at once (0 outside speech)
+    overlap: np.ndarray | None = None
+    local: np.ndarray | None = None  # per frame: the dominant local speaker, chunk · 3 + index (Activity.local)
+    local2: np.ndarray | None = None  # per frame: the other local speaker of overlapped speech (Activity.local2)
 
 
 class _Progress:
@@ -94,13 +106,18 @@ def embed_blocks(
     report(0.45)
 
     embedder: Embedder
+    overlap: np.ndarray | None = None
+    local: np.ndarray | None = None
+    local2: np.ndarray | None = None
     if seg is not None:
         act = seg.finish(n)
         segments = speech_segments(act, cfg, regions if cfg.silero_union else None)
         units = split_long(segments, max(1, round(cfg.piece_s / FRAME_S)))
         embedder = CampplusEmbedder(cfg, n)
         n_frames = n // HOP
-        overlap = ((act.overlap > cfg.overlap_threshold) & (act.speech > cfg.seg_onset))[:n_frames]
+        overlap = np.where(act.speech > cfg.seg_onset, act.overlap, 0.0).astype(np.float32)[:n_frames]
+        local = act.local[:n_frames]
+        local2 = act.local2[:n_frames] if act.local2 is not None else None
     else:
         if not regions:
             return Embedded(duration, 0, [], [], np.zeros((0, 256), dtype=np.float32))
@@ -111,14 +128,13 @@ def embed_blocks(
         n_frames = 1 + n // HOP if n >= 2 else 3  # the centred mel frames of the file
         units = segments = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
         embedder = ResemblyzerEmbedder(cfg, n, gain)
-        overlap = None
     spans = [(u, sp) for u in units if (sp := embedder.span(u)) is not None]
     for i, (unit, audio) in enumerate(audio_mod.cut_spans(blocks(), spans)):
         embedder.add(unit, audio)
         report(0.45 + 0.45 * (i + 1) / len(spans))
     windows, emb = embedder.result()
     report(0.9)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap)
+    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2)
 
 
 def _segmentation_model():  # type: ignore[no-untyped-def]
@@ -152,7 +168,12 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
     if em.overlap is not None and k > 1:
-        turns = turns_with_overlap(labels, overlap_turns(labels, em.overlap, cfg))
+        overlap = em.overlap > cfg.overlap_threshold
+        if em.local is not None and em.local2 is not None:
+            extra = local_overlap_turns(labels, em.local, em.local2, overlap, cfg)
+        else:
+            extra = overlap_turns(labels, overlap, cfg)
+        turns = turns_with_overlap(labels, extra)
     else:
         turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)

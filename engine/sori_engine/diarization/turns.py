@@ -150,6 +150,42 @@ def overlap_turns(labels: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig) -
     return out
 
 
+def local_overlap_turns(
+    labels: np.ndarray, local: np.ndarray, local2: np.ndarray, overlap: np.ndarray, cfg: DiarizeConfig
+) -> list[tuple[int, int, int]]:
+    """Overlap turns from segmentation-3.0's own pairs: where its arg-max class is a pair of local speakers, the
+    second is the speaker (cluster) that local speaker's own frames were labelled with, when it has at least
+    `local_map_s` of them, differs from the frame's label and is heard within `overlap_context_s`. Runs of
+    `overlap` (frames above the overlap threshold) that get no second speaker this way fall back to `overlap_turns`
+    (the other speaker heard nearby). (start, end, label) in frames."""
+    ok = (local >= 0) & (labels >= 0)
+    pairs = np.stack([local[ok], labels[ok]], axis=1)
+    best: dict[int, tuple[int, int]] = {}  # local code -> (frames, cluster)
+    if pairs.size:
+        codes, counts = np.unique(pairs, axis=0, return_counts=True)
+        for (code, lab), n in zip(codes.tolist(), counts.tolist(), strict=True):
+            if n > best.get(code, (0, -1))[0]:
+                best[code] = (n, lab)
+    lut = np.full(max(int(local.max(initial=-1)), int(local2.max(initial=-1))) + 2, -1, dtype=np.int64)
+    for code, (n, lab) in best.items():
+        if n >= round(cfg.local_map_s / FRAME_S):
+            lut[code] = lab
+    second = lut[np.where(local2 >= 0, local2, -1)]  # index -1 is the last entry, always -1
+    second[(second == labels) | (labels < 0)] = -1
+    out: list[tuple[int, int, int]] = []
+    ctx = round(cfg.overlap_context_s / FRAME_S)
+    for lab in np.unique(second[second >= 0]).tolist():
+        for a, b in bool_runs(second == lab):
+            # as in overlap_turns: real overlap sits next to the second speaker's own speech; a pair far from it is
+            # more often one reverberant voice (built calls without overlap got worse without this check)
+            near = (labels[max(0, a - ctx) : a] == lab).any() or (labels[b : b + ctx] == lab).any()
+            if b - a >= round(cfg.min_overlap_turn_s / FRAME_S) and near:
+                out.append((a, b, lab))
+    found = second >= 0
+    out.extend(t for t in overlap_turns(labels, overlap, cfg) if not found[t[0] : t[1]].any())
+    return out
+
+
 def turns_with_overlap(labels: np.ndarray, extra: list[tuple[int, int, int]]) -> list[Turn]:
     """Turns of the frame labels plus the overlap turns, sorted, speakers renumbered by first appearance."""
     raw = [(t.start, t.end, t.speaker) for t in turns_from_labels(labels)]

@@ -159,6 +159,9 @@ class Activity:
     speech: np.ndarray
     overlap: np.ndarray
     local: np.ndarray
+    # the second most active local speaker of the same chunk where the arg-max class is a pair (-1 elsewhere): who
+    # else talks in overlapped speech (turns.local_overlap_turns)
+    local2: np.ndarray | None = None
 
 
 def chunk_starts(n_samples: int, step: int) -> list[int]:
@@ -188,7 +191,7 @@ class _Grown:
 class ActivityScan:
     """The Activity of a file fed chunk by chunk, in file order (diarization/regions.py feeds it from the decoded
     stream). Each chunk's frames are accumulated as soon as its probabilities are known, so the file's audio is
-    never whole in memory; the per-frame arrays (24 bytes a frame: 35 MB for 4 h, up to twice that as they grow) are."""
+    never whole in memory; the per-frame arrays (32 bytes a frame: 46 MB for 4 h, up to twice that as they grow) are."""
 
     def __init__(self, model: Segmentation) -> None:
         self.model = model
@@ -197,6 +200,7 @@ class ActivityScan:
         self._weight = _Grown(np.float32, 0.0)
         self._best = _Grown(np.float32, np.inf)
         self._local = _Grown(np.int64, -1)
+        self._local2 = _Grown(np.int64, -1)
         self._members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)
         self._overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
         self._hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
@@ -214,6 +218,7 @@ class ActivityScan:
                 continue
             speech_sum, overlap_sum = self._speech.view(g1), self._overlap.view(g1)
             weight, best_dist, local = self._weight.view(g1), self._best.view(g1), self._local.view(g1)
+            local2 = self._local2.view(g1)
             t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
             f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
             p = probs[i, f]  # (len(grid), 7)
@@ -224,10 +229,14 @@ class ActivityScan:
             dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
             nearer = dist < best_dist[grid]
             per_spk = p @ self._members.T  # (len(grid), 3): probability that each local speaker talks
-            spk = np.argsort(-per_spk, axis=1)[:, 0]
-            silent = np.argmax(p, axis=1) == 0
+            ranked = np.argsort(-per_spk, axis=1)
+            spk = ranked[:, 0]
+            cls = np.argmax(p, axis=1)
+            silent = cls == 0
             code = np.where(silent, -1, (first_index + i) * LOCAL_SPEAKERS + spk)
+            code2 = np.where(self._overlap_cls[cls] > 0, (first_index + i) * LOCAL_SPEAKERS + ranked[:, 1], -1)
             local[grid[nearer]] = code[nearer]
+            local2[grid[nearer]] = code2[nearer]
             best_dist[grid[nearer]] = dist[nearer]
 
     def finish(self, n_frames: int) -> Activity:
@@ -236,6 +245,7 @@ class ActivityScan:
             self._speech.view(n_frames)[:n_frames] / weight,
             self._overlap.view(n_frames)[:n_frames] / weight,
             self._local.view(n_frames)[:n_frames].copy(),
+            self._local2.view(n_frames)[:n_frames].copy(),
         )
 
 
