@@ -150,6 +150,7 @@ describe("the single container", () => {
     assert.ok(u.length >= 5, `only ${u.length} utterances`);
     assert.ok(u.map((x) => x.msg).join("").length > 100, "too little text");
     assert.ok(new Set(u.map((x) => x.spk)).size >= 2, "diarization found one speaker");
+    report("single container: utterances, speakers", [u.length, new Set(u.map((x) => x.spk)).size]);
   });
 
   it("restarts on the same volume: the same keys, the same result", async () => {
@@ -249,6 +250,7 @@ describe("the compose scale-out profile", () => {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       jobs.push({ id: r.body.id as string, api });
     };
+    const t0 = Date.now();
     await send(0, longWav, { model_name: "whisper", language: "en" });
     const long = jobs[0]?.id as string;
     for (let i = 1; i < 20; i++) await send(i, SHORT[i % SHORT.length] as string, KO);
@@ -278,6 +280,7 @@ describe("the compose scale-out profile", () => {
       assert.ok(body.results.utterances.length > 0, `${j.id}: no utterances`);
       results.set(j.id, body);
     }
+    report("scale-out: first submit to the 20th job completed (s)", (Date.now() - t0) / 1000);
     // Once: one transcription task per job, completed; the long one took a second attempt, the others one.
     const tasks = psql("SELECT job_id, state, attempts FROM tasks WHERE kind = 'transcribe' ORDER BY seq");
     assert.equal(tasks.length, 20);
@@ -288,13 +291,18 @@ describe("the compose scale-out profile", () => {
     assert.deepEqual(tasks.map((t) => t[0]).sort(), jobs.map((j) => j.id).sort());
     // The survivor (or the killed worker, back by its restart policy) resumed after the stored window.
     const logs = ["worker-1", "worker-2"].map((w) => sh([...PODMAN, "logs", container(w)], { check: false })).join("");
-    assert.match(logs, /resuming from checkpoint/);
+    const resumed = logs.split("\n").find((l) => l.includes('"resuming from checkpoint"'));
+    assert.ok(resumed, "no worker resumed from a checkpoint");
+    const { windows, offset_s } = JSON.parse(resumed) as { windows: number; offset_s: number };
+    report("scale-out: resumed after windows, at offset (s)", [windows, offset_s]);
     report("scale-out: the long job resumed; survivor", survivor);
   });
 
   it("keeps every result through down and up", async () => {
+    const t0 = Date.now();
     compose("down");
     await up();
+    report("scale-out: down, up, every /readyz (s)", (Date.now() - t0) / 1000);
     const tokens = await Promise.all(urls.map((u) => authenticate(u, creds.client_id, creds.client_secret)));
     for (const j of jobs) {
       // Read from the other API than the one that took it.
