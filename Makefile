@@ -141,6 +141,7 @@ test-py:
 # packages and `make image BASE_IMAGE=localhost/debian:bookworm-minbase` builds on it.
 BASE_IMAGE ?= debian:bookworm-slim
 LOCAL_BASE := localhost/debian:bookworm-minbase
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
 # podman 4.3 (Debian) on a host with hybrid cgroups: runc and cgroupfs, and explicit ulimits (crun refuses setrlimit).
 PODMAN ?= podman --runtime runc --cgroup-manager cgroupfs
 ULIMITS ?= --ulimit nofile=1024:1024 --ulimit nproc=4096:4096
@@ -164,7 +165,7 @@ image-cuda:
 	$(IMAGE_BUILD) --target cuda -t sori:cuda .
 
 base-image:
-	mmdebstrap --variant=minbase bookworm - | podman import - $(LOCAL_BASE)
+	mmdebstrap --variant=minbase bookworm - $(DEBIAN_MIRROR) < /dev/null | podman import - $(LOCAL_BASE)
 
 # podman-compose runs compose.yaml for the test (test/image/check.ts); its own virtualenv, nothing of it in the image.
 COMPOSE_VENV := .venv-compose
