@@ -179,7 +179,7 @@ $(COMPOSE_VENV)/.installed:
 test-image: image-default node_modules/.installed $(VENV)/.installed $(COMPOSE_VENV)/.installed
 	$(PODMAN) build --format docker --network host $(ULIMITS) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
 		-t sori-postgres:15 test/image/postgres
-	PODMAN="$(PODMAN)" ULIMITS="$(ULIMITS)" node --import tsx --test --test-concurrency=1 test/image/check.ts
+	PODMAN="$(PODMAN)" ULIMITS="$(ULIMITS)" BUILD_CA="$(BUILD_CA)" node --import tsx --test --test-concurrency=1 test/image/check.ts
 
 clean:
 	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(COMPOSE_VENV) $(MODELS)

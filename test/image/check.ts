@@ -6,7 +6,7 @@
 //    20 jobs sent alternately to both APIs, the worker holding the long one killed with SIGKILL after its first
 //    checkpoint; every job completes once and the long one resumes; `down` then `up` keeps every result.
 // 3. Every image that exists (sori:latest, sori:enterprise, sori:cuda): no layer holds a secret, none runs as root.
-// Settings: PODMAN (the podman command line, as the Makefile's), ULIMITS, SORI_IMAGE, SORI_POSTGRES_IMAGE, COMPOSE.
+// Settings: PODMAN (the podman command line, as the Makefile's), ULIMITS, BUILD_CA, SORI_IMAGE, SORI_POSTGRES_IMAGE, COMPOSE.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
