@@ -18,7 +18,8 @@ INSIGHT_STATE := $(MODELS)/insight-state/.prepared
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched; point node-gyp at local headers.
 export npm_config_nodedir ?= $(if $(wildcard /usr/include/node/node.h),/usr,)
 
-.PHONY: run test test-unit depcheck lint format install browser speech build test-ts test-py typecheck clean
+.PHONY: run test test-unit depcheck lint format install browser speech build test-ts test-py typecheck clean \
+	image image-default image-enterprise image-cuda base-image test-image
 
 run: install build
 	@echo "== demo API client (also in data/demo-client.json) =="
@@ -140,5 +141,50 @@ test-ts:
 test-py:
 	$(VENV)/bin/python -m pytest -q engine/tests
 
+# ---- Container images (Dockerfile, compose.yaml; docs/deployment.md, "Containers") ----------------------------------
+# BASE_IMAGE is where the build starts. Where no container registry answers, `make base-image` makes one from Debian's
+# packages and `make image BASE_IMAGE=localhost/debian:bookworm-minbase` builds on it.
+BASE_IMAGE ?= debian:bookworm-slim
+LOCAL_BASE := localhost/debian:bookworm-minbase
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+# podman 4.3 (Debian) on a host with hybrid cgroups: runc and cgroupfs, and explicit ulimits (crun refuses setrlimit).
+PODMAN ?= podman --runtime runc --cgroup-manager cgroupfs
+ULIMITS ?= --ulimit nofile=1024:1024 --ulimit nproc=4096:4096
+# CA bundle of an intercepting proxy, given to the build as a secret (mounted for the fetching steps; no layer keeps
+# it). Empty: none.
+BUILD_CA ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+comma := ,
+# --format docker: OCI images have no HEALTHCHECK.
+IMAGE_BUILD = $(PODMAN) build --format docker --network host $(ULIMITS) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+	$(if $(BUILD_CA),--secret id=ca$(comma)src=$(BUILD_CA))
+
+image: image-default image-enterprise image-cuda
+
+image-default:
+	$(IMAGE_BUILD) --target runtime -t sori:latest .
+
+image-enterprise:
+	$(IMAGE_BUILD) --target enterprise -t sori:enterprise .
+
+image-cuda:
+	$(IMAGE_BUILD) --target cuda -t sori:cuda .
+
+base-image:
+	mmdebstrap --variant=minbase bookworm - $(DEBIAN_MIRROR) < /dev/null | podman import - $(LOCAL_BASE)
+
+# podman-compose runs compose.yaml for the test (test/image/check.ts); its own virtualenv, nothing of it in the image.
+COMPOSE_VENV := .venv-compose
+$(COMPOSE_VENV)/.installed:
+	$(PYTHON) -m venv $(COMPOSE_VENV)
+	$(COMPOSE_VENV)/bin/pip install --quiet --disable-pip-version-check podman-compose==1.6.0
+	touch $@
+
+# Not part of `make test`: builds the default image (and a PostgreSQL 15 from Debian's packages for the scale-out
+# profile, test/image/postgres), runs it alone and as compose's scale-out, and checks the layers of every sori image.
+test-image: image-default node_modules/.installed $(VENV)/.installed $(COMPOSE_VENV)/.installed
+	$(PODMAN) build --format docker --network host $(ULIMITS) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+		-t sori-postgres:15 test/image/postgres
+	PODMAN="$(PODMAN)" ULIMITS="$(ULIMITS)" BUILD_CA="$(BUILD_CA)" node --import tsx --test --test-concurrency=1 test/image/check.ts
+
 clean:
-	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(MODELS)
+	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(COMPOSE_VENV) $(MODELS)
