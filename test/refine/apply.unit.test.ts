@@ -6,6 +6,8 @@ import type { Utterance } from "../../src/domain/utterance.js";
 import { applyRefinement } from "../../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../../src/refine/select.js";
 
+// The earlier rule (the best-scoring hypothesis), which these cases were found with.
+const SCORE_RULE = { languages: null, agree: null, select: DEFAULT_SELECT };
 const utterance: Utterance = {
   start_at: 0,
   duration: 4900,
@@ -25,7 +27,7 @@ describe("refinement with the job's text options", () => {
   it("does not compare a hypothesis that spells out fillers the job's filter removes", () => {
     const config = parseJobConfig(JSON.stringify({ model_name: "whisper", language: "en" }));
     assert.equal(config.use_disfluency_filter, true);
-    const out = applyRefinement([utterance], result, config, DEFAULT_SELECT, 1);
+    const out = applyRefinement([utterance], result, config, SCORE_RULE, 1);
     assert.equal(out.changed, 0);
     assert.equal(out.utterances[0]!.msg, utterance.msg);
   });
@@ -34,7 +36,7 @@ describe("refinement with the job's text options", () => {
     const config = parseJobConfig(
       JSON.stringify({ model_name: "whisper", language: "en", use_disfluency_filter: false }),
     );
-    const out = applyRefinement([utterance], result, config, DEFAULT_SELECT, 1);
+    const out = applyRefinement([utterance], result, config, SCORE_RULE, 1);
     assert.equal(out.changed, 1);
     assert.match(out.utterances[0]!.msg, /we hope that um, next year/);
   });
