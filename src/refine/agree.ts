@@ -48,26 +48,27 @@ interface Block {
 /** Maximal runs of differences between two letter sequences (Levenshtein alignment, substitutions preferred). */
 function diffBlocks(a: string[], b: string[]): Block[] {
   const [n, m] = [a.length, b.length];
-  const d: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = 0; i <= n; i++) d[i]![0] = i;
-  for (let j = 0; j <= m; j++) d[0]![j] = j;
+  const d = new Uint32Array((n + 1) * (m + 1)); // d[i * (m + 1) + j]: distance of a[..i] and b[..j]
+  const at = (i: number, j: number): number => d[i * (m + 1) + j] ?? 0;
+  for (let i = 0; i <= n; i++) d[i * (m + 1)] = i;
+  for (let j = 0; j <= m; j++) d[j] = j;
   for (let i = 1; i <= n; i++) {
     for (let j = 1; j <= m; j++) {
-      const sub = d[i - 1][j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      d[i]![j] = Math.min(sub, d[i - 1][j]! + 1, d[i][j - 1]! + 1);
+      const sub = at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      d[i * (m + 1) + j] = Math.min(sub, at(i - 1, j) + 1, at(i, j - 1) + 1);
     }
   }
   const matched: [number, number][] = []; // aligned equal pairs, from the end
   let [i, j] = [n, m];
   while (i > 0 && j > 0) {
-    if (a[i - 1] === b[j - 1] && d[i]![j] === d[i - 1]![j - 1]) {
+    if (a[i - 1] === b[j - 1] && at(i, j) === at(i - 1, j - 1)) {
       matched.push([i - 1, j - 1]);
       i--;
       j--;
-    } else if (d[i]![j] === d[i - 1][j - 1]! + 1) {
+    } else if (at(i, j) === at(i - 1, j - 1) + 1) {
       i--;
       j--;
-    } else if (d[i]![j] === d[i - 1][j]! + 1) i--;
+    } else if (at(i, j) === at(i - 1, j) + 1) i--;
     else j--;
   }
   matched.reverse();
