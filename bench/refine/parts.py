@@ -4,8 +4,8 @@ each also as an 8 kHz telephone-band copy, laid out like ../shared/testdata (a M
 - ko-dev: the shared Korean clips (../shared/testdata/ko, one utterance each).
 - ko-held: two-speaker "calls" built from the Deeply Korean Read Speech Corpus (github:deeplyinc/Korean-Read-Speech-
   Corpus, CC BY-NC-ND 4.0, evaluation only, never committed): --lines consecutive lines of one recorded dialogue
-  joined with 0.6 s of silence, --calls per session (9 sessions: 3 rooms x 3 speaker pairs; half read dialogue,
-  half read web reviews), from lines that are not shared clips and whose text is not a dev text; noisy takes are
+  joined with 0.6 s of silence, --calls per session (9 sessions: 3 rooms x 3 speaker pairs; read dialogue and
+  read web reviews in turn), from lines that are not shared clips and whose text is not a dev text; noisy takes are
   preferred.
 - ja-dev: the shared Common Voice and Picovoice clips; ja-held: the shared ReazonSpeech (broadcast) and FLEURS clips.
 - *-8k: every file of the part resampled to 8 kHz mono 16-bit PCM (bench/narrowband.py), the band of a phone call.
@@ -113,6 +113,7 @@ def deeply_calls(
     used = {Path(r[0]).stem.split("_")[-1] for r in shared}
     dev_texts = {r[5].strip() for r in shared}
     rows = []
+    session = 0
     for room, items in meta.items():
         by_session: dict[str, list[str]] = {}
         for key in sorted(items):
@@ -130,12 +131,19 @@ def deeply_calls(
                     continue  # a gap in the numbering: not one dialogue
                 noisy = sum(items[k]["noise"] > 0 for k in window)
                 starts.append((-noisy, i))
-            # Half the calls from the read dialogues (lines < 200), half from the read web reviews (200 on), which
-            # are written like spontaneous speech (slang, odd spacing, emoticons).
+            # Calls from the read dialogues (lines < 200) and from the read web reviews (200 on), which are written
+            # like spontaneous speech (slang, odd spacing, emoticons), in turn from session to session.
             picked: list[int] = []
-            for kind in (lambda n: n < 200, lambda n: n >= 200):
-                mine = [i for _, i in sorted(starts) if kind(int(keys[i][-5:]))]
-                picked += mine[: (calls + 1) // 2 if not picked else calls // 2]
+            for k in range(calls):
+                review = (session + k) % 2 == 1
+                mine = [
+                    i
+                    for _, i in sorted(starts)
+                    if (int(keys[i][-5:]) >= 200) == review
+                    and all(abs(i - j) >= lines for j in picked)
+                ]
+                picked += mine[:1]
+            session += 1
             for i in sorted(picked):
                 window = keys[i : i + lines]
                 pcm = []
@@ -180,7 +188,7 @@ def main() -> None:
     )
     ap.add_argument("--out", required=True)
     ap.add_argument("--lines", type=int, default=4)
-    ap.add_argument("--calls", type=int, default=2, help="calls per recorded session")
+    ap.add_argument("--calls", type=int, default=1, help="calls per recorded session")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
