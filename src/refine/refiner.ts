@@ -35,9 +35,10 @@ export interface RefinerSettings {
   rule: RefineRule;
 }
 
-/** Three decodes of each utterance's span; an edit is made when all three write it (docs/enterprise.md). */
+/** Three decodes of each utterance's span; an edit is made when all three write it and each of them scores better
+ * than the current text (docs/enterprise.md). */
 export const DEFAULT_RULE: RefineRule = {
-  languages: ["ko"],
+  languages: ["ko", "ja"],
   agree: { minVotes: 3, protectedVotes: 3, margin: 0 },
   select: DEFAULT_SELECT,
 };
