@@ -14,7 +14,7 @@ import type { RefineDecode, RefineParams, RefineResult, RefineSpanResult } from 
 import { applyTextOptions, filterRemovesWords } from "../text/index.js";
 import { type AgreementOptions, agreedText } from "./agree.js";
 import { takesNeighbourWords } from "./neighbours.js";
-import { DEFAULT_SELECT, type SelectOptions, selectHypothesis } from "./select.js";
+import { DEFAULT_SELECT, letters, type SelectOptions, selectHypothesis } from "./select.js";
 
 /** How a change is chosen from the engine's decodes and scores. */
 export interface RefineRule {
@@ -139,6 +139,11 @@ export async function refineUtterances(
   return applyRefinement(utterances, { spans }, config, rule, decodes.length);
 }
 
+const withinLength = (text: string, current: string, o: SelectOptions): boolean => {
+  const [n, base] = [letters(text), letters(current)];
+  return base === 0 || (n >= base * o.minRatio && n <= base * o.maxRatio);
+};
+
 const refinable = (u: Utterance, rule: RefineRule): boolean =>
   rule.languages === null || (u.lang !== undefined && rule.languages.includes(u.lang));
 
@@ -174,9 +179,11 @@ export function applyRefinement(
         const score = span.hypotheses.find((h) => h.text === best)?.score ?? null;
         return [{ text: finalText(best, u, config) ?? best, score }];
       });
-      // Too few usable decodes to agree: no change.
-      text =
+      // Too few usable decodes to agree: no change. Nor when the agreed text is much shorter or longer than the
+      // current one (the score rule's length bounds): decodes that all stop early or all run on past the speech.
+      const agreed =
         votes.length >= rule.agree.minVotes ? agreedText(u.msg, span.current_score, votes, keywords, rule.agree) : null;
+      text = agreed !== null && withinLength(agreed, u.msg, rule.select) ? agreed : null;
     } else {
       const own = span.hypotheses.filter((h) => usable(h.text));
       text = selectHypothesis(u.msg, span.current_score, own, rule.select, decodes)?.text ?? null;
