@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import type { Utterance } from "../../src/domain/utterance.js";
-import { applyRefinement } from "../../src/refine/refiner.js";
+import { applyRefinement, DEFAULT_RULE } from "../../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../../src/refine/select.js";
 
 // The earlier rule (the best-scoring hypothesis), which these cases were found with.
@@ -39,5 +39,42 @@ describe("refinement with the job's text options", () => {
     const out = applyRefinement([utterance], result, config, SCORE_RULE, 1);
     assert.equal(out.changed, 1);
     assert.match(out.utterances[0]!.msg, /we hope that um, next year/);
+  });
+});
+
+describe("the default rule: agreement of the decodes, in the languages it was measured on", () => {
+  const ko: Utterance = {
+    start_at: 0,
+    duration: 3000,
+    msg: "식사를 할 때는 얼음보다 먼저 먹으면 안 돼요.",
+    spk: 0,
+    lang: "ko",
+  };
+  const fixed = "식사를 할 때는 어른보다 먼저 먹으면 안 돼요.";
+  const span = (texts: string[], score = -0.3) => ({
+    current_score: -0.5,
+    hypotheses: [...new Set(texts)].map((text) => ({ text, score, votes: texts.filter((t) => t === text).length })),
+    decoded: texts.map((t) => [t]),
+  });
+  const config = parseJobConfig(JSON.stringify({ language: "ko" }));
+
+  it("changes a word all three decodes write, and only then", () => {
+    const all = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    assert.equal(all.utterances[0]!.msg, fixed);
+    assert.equal(all.changed, 1);
+    const two = applyRefinement([ko], { spans: [span([fixed, fixed, ko.msg])] }, config, DEFAULT_RULE, 3);
+    assert.equal(two.utterances[0]!.msg, ko.msg);
+  });
+
+  it("keeps the base text where the decodes agree but score below it", () => {
+    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.6)] }, config, DEFAULT_RULE, 3);
+    assert.equal(out.changed, 0);
+  });
+
+  it("keeps the base text of a language it may not change", () => {
+    const en = { ...ko, lang: "en" };
+    const out = applyRefinement([en], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    assert.equal(out.changed, 0);
+    assert.deepEqual(out.utterances[0], en);
   });
 });
