@@ -35,9 +35,9 @@ interface Candidate {
   nbest?: boolean;
 }
 
-const agree = (minVotes: number, margin: number | null) => ({
+const agree = (minVotes: number, margin: number | null, maxEditLetters: number | null = null, protectedVotes = 3) => ({
   languages: null,
-  agree: { minVotes, protectedVotes: 3, margin },
+  agree: { minVotes, protectedVotes, margin, maxEditLetters },
   select: DEFAULT_SELECT,
 });
 const CANDIDATES: Candidate[] = [
@@ -54,6 +54,15 @@ const CANDIDATES: Candidate[] = [
   { name: "agree 2/3 + score veto", decodes: [0, 1, 2], rule: agree(2, 0) },
   { name: "agree 2/2 beam+prompt", decodes: [0, 2], rule: agree(2, null) },
   { name: "agree 2/2 beam+greedy", decodes: [0, 1], rule: agree(2, null) },
+  { name: "agree 3/3 + veto, numbers never", decodes: [0, 1, 2], rule: agree(3, 0, null, 4) },
+  { name: "agree 3/3 + veto 0.05, numbers never", decodes: [0, 1, 2], rule: agree(3, 0.05, null, 4) },
+  { name: "agree 3/3 + veto, edits ≤ 2 letters", decodes: [0, 1, 2], rule: agree(3, 0, 2) },
+  { name: "agree 3/3 + veto, edits ≤ 3 letters", decodes: [0, 1, 2], rule: agree(3, 0, 3) },
+  { name: "agree 3/3 + veto 0.05, edits ≤ 2 letters", decodes: [0, 1, 2], rule: agree(3, 0.05, 2) },
+  { name: "agree 3/3 + veto, edits ≤ 2, numbers never", decodes: [0, 1, 2], rule: agree(3, 0, 2, 4) },
+  { name: "agree 3/3 + veto 0.05, edits ≤ 2, numbers never", decodes: [0, 1, 2], rule: agree(3, 0.05, 2, 4) },
+  { name: "agree 2/3 + veto, edits ≤ 2 letters", decodes: [0, 1, 2], rule: agree(2, 0, 2) },
+  { name: "agree 2/3 + veto 0.05, edits ≤ 2, numbers never", decodes: [0, 1, 2], rule: agree(2, 0.05, 2, 4) },
 ];
 
 /** The engine's output as a rule reading only some decodes would have had it. */

@@ -16,6 +16,9 @@ export interface AgreementOptions {
   /** When set, every decode that wrote an edit must also score its text this much better (mean token
    * log-probability on the span) than the current text: the model's score as a veto, never as the reason. */
   margin: number | null;
+  /** When set, an edit that replaces or writes more letters than this is not made: agreeing decodes that rewrite a
+   * whole phrase are most often all wrong the same way (8 kHz ko: 침대 방으로 → 틀려받고). */
+  maxEditLetters: number | null;
 }
 
 interface Letter {
@@ -150,6 +153,8 @@ export function agreedText(
     const guarded = NEEDS_ALL.test(replaced) || NEEDS_ALL.test(written) || touchesKeyword;
     const needed = guarded ? Math.max(o.protectedVotes, votes.length) : o.minVotes;
     if (voters.length < needed) continue;
+    if (o.maxEditLetters !== null && Math.max(block.to - block.from, block.hTo - block.hFrom) > o.maxEditLetters)
+      continue;
     if (o.margin !== null) {
       if (currentScore === null) continue;
       if (!voters.every((v) => v.score !== null && v.score > currentScore + o.margin!)) continue;

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type AgreementOptions, agreedText, type Vote } from "../../src/refine/agree.js";
 
-const ALL: AgreementOptions = { minVotes: 3, protectedVotes: 3, margin: null };
-const TWO: AgreementOptions = { minVotes: 2, protectedVotes: 3, margin: null };
+const ALL: AgreementOptions = { minVotes: 3, protectedVotes: 3, margin: null, maxEditLetters: null };
+const TWO: AgreementOptions = { ...ALL, minVotes: 2 };
 const votes = (...texts: string[]): Vote[] => texts.map((text) => ({ text, score: -0.3 }));
 
 describe("refinement by agreement of decodes", () => {

@@ -58,17 +58,29 @@ describe("the default rule: agreement of the decodes, in the languages it was me
   });
   const config = parseJobConfig(JSON.stringify({ language: "ko" }));
 
-  it("changes a word all three decodes write, and only then", () => {
+  it("changes a short edit two of the three decodes write, and not one that only one writes", () => {
     const all = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
     assert.equal(all.utterances[0]!.msg, fixed);
     assert.equal(all.changed, 1);
     const two = applyRefinement([ko], { spans: [span([fixed, fixed, ko.msg])] }, config, DEFAULT_RULE, 3);
-    assert.equal(two.utterances[0]!.msg, ko.msg);
+    assert.equal(two.utterances[0]!.msg, fixed);
+    const one = applyRefinement([ko], { spans: [span([fixed, ko.msg, ko.msg])] }, config, DEFAULT_RULE, 3);
+    assert.equal(one.utterances[0]!.msg, ko.msg);
   });
 
-  it("keeps the base text where the decodes agree but score below it", () => {
-    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.6)] }, config, DEFAULT_RULE, 3);
+  it("keeps the base text where the decodes agree but do not score clearly above it", () => {
+    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.47)] }, config, DEFAULT_RULE, 3);
     assert.equal(out.changed, 0);
+  });
+
+  it("keeps a number, and a rewrite of more than two letters, even when every decode writes it", () => {
+    const said = { ...ko, msg: "5건까지 빌릴 수 있고 기간이 20일입니다." };
+    const number = "5건까지 빌릴 수 있고 기간이 10일입니다.";
+    const phrase = "5건까지 빌릴 수 있고 기가능력이 20일입니다.";
+    for (const t of [number, phrase]) {
+      const out = applyRefinement([said], { spans: [span([t, t, t])] }, config, DEFAULT_RULE, 3);
+      assert.equal(out.utterances[0]!.msg, said.msg, t);
+    }
   });
 
   it("keeps the base text of a language it may not change", () => {
