@@ -104,7 +104,7 @@ async function main(): Promise<void> {
               results.utterances,
               raw,
               jobConfig,
-              { ...settings.select, margin, minVotes },
+              { languages: null, agree: null, select: { ...settings.rule.select, margin, minVotes } },
               settings.decodes.length,
             );
             refined.get(m)!.add(r.utterances.map((u) => u.msg).join(joiner), row.ref, lang);

@@ -119,7 +119,13 @@ try {
         else if (proposals[i] === lines[i]) process.stderr.write(`  llm:  (unchanged)\n`);
       });
       for (const m of margins) {
-        const r = applyRefinement(results.utterances, raw, jobConfig, { ...DEFAULT_SELECT, margin: m, minVotes: 0 }, 0);
+        const r = applyRefinement(
+          results.utterances,
+          raw,
+          jobConfig,
+          { languages: null, agree: null, select: { ...DEFAULT_SELECT, margin: m, minVotes: 0 } },
+          0,
+        );
         const text = r.utterances.map((u) => u.msg).join(joiner);
         const v = refined.get(m)!;
         v.tally.add(text, row.ref, lang);

@@ -180,8 +180,14 @@ function report(lang: string, run: LangRun): void {
     const tally = new Tally();
     let [changed, better, worse] = [0, 0, 0];
     for (const f of run.files) {
-      const select = { ...service.select, minVotes: votes, minUtteranceS };
-      const r = applyRefinement(f.utterances, f.raw, jobConfigOf(lang), select, decodes);
+      const select = { ...service.rule.select, minVotes: votes, minUtteranceS };
+      const r = applyRefinement(
+        f.utterances,
+        f.raw,
+        jobConfigOf(lang),
+        { languages: null, agree: null, select },
+        decodes,
+      );
       const [before, after] = [f.utterances, r.utterances].map((us) => us.map((u) => u.msg).join(joiner));
       tally.add(after!, f.ref, lang);
       changed += r.changed;
@@ -190,7 +196,7 @@ function report(lang: string, run: LangRun): void {
       if (e1 > e0) worse++;
     }
     console.log(
-      `  select.ts (margin ${service.select.margin}, ${votes} vote(s), utterances from ${minUtteranceS} s): ${tally.line()}; changed ${changed}, files better ${better} / worse ${worse}`,
+      `  select.ts (margin ${service.rule.select.margin}, ${votes} vote(s), utterances from ${minUtteranceS} s): ${tally.line()}; changed ${changed}, files better ${better} / worse ${worse}`,
     );
   }
   if (!run.files[0]?.lm) return;

@@ -22,7 +22,13 @@ const config = parseJobConfig(
 );
 let [total, sum] = [0, 0];
 for (const f of run.files) {
-  const refined = applyRefinement(f.utterances, f.raw, config, DEFAULT_SELECT, 1).utterances;
+  const refined = applyRefinement(
+    f.utterances,
+    f.raw,
+    config,
+    { languages: null, agree: null, select: DEFAULT_SELECT },
+    1,
+  ).utterances;
   const base = f.utterances.map((u) => u.msg);
   for (const [i, u] of refined.entries()) {
     if (u.msg === base[i]) continue;

@@ -16,8 +16,9 @@ Request params (docs/engine.md, "refine"):
     scored; num_hypotheses > 1 returns the N best texts of that beam search, each counted as one vote, for an
     N-best rescorer such as the LLM of bench/refine-nbest.ts),
     hotwords: str|null, max_duration_s: float|null
-Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}]}]}
-(a candidate that no decode produced has votes 0)
+Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}],
+"decoded": [[str]]}]} (a candidate that no decode produced has votes 0; `decoded` holds each decode's distinct texts,
+best first, in the order of `decodes`: the worker's agreement rule reads each decode's own best text there)
 """
 
 from __future__ import annotations
@@ -167,20 +168,19 @@ def _refine_span(
     model: WhisperModel, req: RefineParams, span: Span, samples: np.ndarray, previous_text: str | None
 ) -> dict[str, Any]:
     if samples.size == 0 or samples.shape[0] / SR > MAX_SPAN_S:
-        return {"current_score": None, "hypotheses": []}
+        return {"current_score": None, "hypotheses": [], "decoded": []}
     language = span.language or req.language
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
     features = model.feature_extractor(samples)
     encoder_output = model.encode(_pad(features, model))
     num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
     votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
+    decoded: list[list[str]] = []  # each decode's texts, best first (the worker's vote counts per decode)
     for d in req.decodes:
         prompt = previous_text if d.prompt_previous else None
-        if d.num_hypotheses > 1:
-            texts_of_decode = _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords)
-        else:
-            texts_of_decode = [_decode(model, samples, language, d, prompt, req.hotwords)]
-        for text in dict.fromkeys(t for t in texts_of_decode if t):  # a decode votes once for each distinct text
+        texts_of_decode = [t for t in _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords) if t]
+        decoded.append(list(dict.fromkeys(texts_of_decode)))
+        for text in decoded[-1]:  # a decode votes once for each distinct text
             votes[text] = votes.get(text, 0) + 1
     for c in span.candidates:
         votes.setdefault(c.strip(), 0)
@@ -189,31 +189,12 @@ def _refine_span(
     return {
         "current_score": scores[0],
         "hypotheses": [{"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:], strict=True)],
+        "decoded": decoded,
     }
 
 
 def _pad(features: np.ndarray, model: WhisperModel) -> Any:
     return pad_or_trim(features[..., : model.feature_extractor.nb_max_frames])
-
-
-def _decode(
-    model: WhisperModel, samples: np.ndarray, language: str, d: Decode, prompt: str | None, hotwords: str | None
-) -> str:
-    segments, _ = model.transcribe(
-        samples,
-        language=language,
-        task="transcribe",
-        beam_size=d.beam_size,
-        patience=d.patience,
-        condition_on_previous_text=False,
-        initial_prompt=prompt,
-        hotwords=hotwords if prompt is None else None,  # faster-whisper uses hotwords only without a prompt
-        # With timestamps, as the base pass decodes: the decoder then ends the text where the speech ends, and writes
-        # punctuation the same way (a no-timestamps decode tends to stop early, and its per-token score flatters that).
-        without_timestamps=False,
-        vad_filter=False,
-    )
-    return " ".join(s.text.strip() for s in segments if s.text.strip()).strip()
 
 
 def _n_best(
@@ -224,11 +205,13 @@ def _n_best(
     prompt: str | None,
     hotwords: str | None,
 ) -> list[str]:
-    """The N best texts of one beam search over the span's window, best first.
+    """The N best texts of one beam search over the span's window, best first (N = 1: the decode's text).
 
-    faster-whisper's `transcribe` returns only the best hypothesis, so this calls CTranslate2's `generate` with the
-    prompt and token suppression `transcribe` would use (timestamps on, as in `_decode`); the timestamp tokens are
-    dropped from each hypothesis. The span is at most one 30 s window, so one call covers it."""
+    CTranslate2's `generate` on the span's encoder output, which every decode and the scoring share (one encoder pass
+    per span, not one per decode), with the prompt and token suppression faster-whisper's `transcribe` would use.
+    Timestamps are on, as in the base pass: the decoder then ends the text where the speech ends (a no-timestamps
+    decode tends to stop early, and its per-token score flatters that); the timestamp tokens are dropped from each
+    text. The span is at most one 30 s window, so one call covers it."""
     previous = tokenizer.encode(" " + prompt.strip()) if prompt else []
     tokens = model.get_prompt(tokenizer, previous, without_timestamps=False, hotwords=None if prompt else hotwords)
     result = model.model.generate(

@@ -32,6 +32,8 @@ def test_refine_scores_current_text_and_hypotheses(engine: Engine, model: dict[s
             assert h["text"].strip() and isinstance(h["score"], float)
             assert h["votes"] in (1, 2)
         assert sum(h["votes"] for h in span["hypotheses"]) == 2, "every decode's text is counted once"
+        assert [len(texts) for texts in span["decoded"]] == [1, 1], "each decode's own text, in order"
+        assert {t for texts in span["decoded"] for t in texts} == {h["text"] for h in span["hypotheses"]}
     # Scores are comparable on the same audio: text that was not said scores far below the reference text.
     assert spans[1]["current_score"] < spans[0]["current_score"] - 0.5
 

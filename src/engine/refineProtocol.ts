@@ -38,6 +38,13 @@ export interface RefineHypothesis {
   votes: number;
 }
 
+export interface RefineSpanResult {
+  current_score: number | null;
+  hypotheses: RefineHypothesis[];
+  /** Each decode's distinct texts, best first, in the order of `decodes` (absent from an older engine). */
+  decoded?: string[][];
+}
+
 export interface RefineResult {
-  spans: { current_score: number | null; hypotheses: RefineHypothesis[] }[];
+  spans: RefineSpanResult[];
 }

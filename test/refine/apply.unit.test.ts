@@ -3,9 +3,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseJobConfig } from "../../src/domain/jobConfig.js";
 import type { Utterance } from "../../src/domain/utterance.js";
-import { applyRefinement } from "../../src/refine/refiner.js";
+import { applyRefinement, DEFAULT_RULE } from "../../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../../src/refine/select.js";
 
+// The earlier rule (the best-scoring hypothesis), which these cases were found with.
+const SCORE_RULE = { languages: null, agree: null, select: DEFAULT_SELECT };
 const utterance: Utterance = {
   start_at: 0,
   duration: 4900,
@@ -25,7 +27,7 @@ describe("refinement with the job's text options", () => {
   it("does not compare a hypothesis that spells out fillers the job's filter removes", () => {
     const config = parseJobConfig(JSON.stringify({ model_name: "whisper", language: "en" }));
     assert.equal(config.use_disfluency_filter, true);
-    const out = applyRefinement([utterance], result, config, DEFAULT_SELECT, 1);
+    const out = applyRefinement([utterance], result, config, SCORE_RULE, 1);
     assert.equal(out.changed, 0);
     assert.equal(out.utterances[0]!.msg, utterance.msg);
   });
@@ -34,8 +36,57 @@ describe("refinement with the job's text options", () => {
     const config = parseJobConfig(
       JSON.stringify({ model_name: "whisper", language: "en", use_disfluency_filter: false }),
     );
-    const out = applyRefinement([utterance], result, config, DEFAULT_SELECT, 1);
+    const out = applyRefinement([utterance], result, config, SCORE_RULE, 1);
     assert.equal(out.changed, 1);
     assert.match(out.utterances[0]!.msg, /we hope that um, next year/);
+  });
+});
+
+describe("the default rule: agreement of the decodes, in the languages it was measured on", () => {
+  const ko: Utterance = {
+    start_at: 0,
+    duration: 3000,
+    msg: "식사를 할 때는 얼음보다 먼저 먹으면 안 돼요.",
+    spk: 0,
+    lang: "ko",
+  };
+  const fixed = "식사를 할 때는 어른보다 먼저 먹으면 안 돼요.";
+  const span = (texts: string[], score = -0.3) => ({
+    current_score: -0.5,
+    hypotheses: [...new Set(texts)].map((text) => ({ text, score, votes: texts.filter((t) => t === text).length })),
+    decoded: texts.map((t) => [t]),
+  });
+  const config = parseJobConfig(JSON.stringify({ language: "ko" }));
+
+  it("changes a short edit two of the three decodes write, and not one that only one writes", () => {
+    const all = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    assert.equal(all.utterances[0]!.msg, fixed);
+    assert.equal(all.changed, 1);
+    const two = applyRefinement([ko], { spans: [span([fixed, fixed, ko.msg])] }, config, DEFAULT_RULE, 3);
+    assert.equal(two.utterances[0]!.msg, fixed);
+    const one = applyRefinement([ko], { spans: [span([fixed, ko.msg, ko.msg])] }, config, DEFAULT_RULE, 3);
+    assert.equal(one.utterances[0]!.msg, ko.msg);
+  });
+
+  it("keeps the base text where the decodes agree but do not score clearly above it", () => {
+    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.47)] }, config, DEFAULT_RULE, 3);
+    assert.equal(out.changed, 0);
+  });
+
+  it("keeps a number, and a rewrite of more than two letters, even when every decode writes it", () => {
+    const said = { ...ko, msg: "5건까지 빌릴 수 있고 기간이 20일입니다." };
+    const number = "5건까지 빌릴 수 있고 기간이 10일입니다.";
+    const phrase = "5건까지 빌릴 수 있고 기가능력이 20일입니다.";
+    for (const t of [number, phrase]) {
+      const out = applyRefinement([said], { spans: [span([t, t, t])] }, config, DEFAULT_RULE, 3);
+      assert.equal(out.utterances[0]!.msg, said.msg, t);
+    }
+  });
+
+  it("keeps the base text of a language it may not change", () => {
+    const en = { ...ko, lang: "en" };
+    const out = applyRefinement([en], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    assert.equal(out.changed, 0);
+    assert.deepEqual(out.utterances[0], en);
   });
 });
