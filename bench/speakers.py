@@ -1,0 +1,135 @@
+"""False accepts and false rejects of known-speaker matching (docs/speakers.md), by seconds of enrollment speech.
+
+Speakers with several recordings in the shared test data: the two Deeply Korean women (sub1001a: 13 clips,
+sub1001b: 12 clips, three rooms and three microphone distances each, 2-8 s), and the two Earnings-22 English speakers
+(each 60 s, cut here into 6 s pieces). Impostors: every other speaker's clips, plus the Japanese, Common Voice,
+ReazonSpeech, FLEURS, JFK and LibriSpeech clips (one speaker each, never enrolled). A clip's voiceprint is the engine's
+`voiceprint` op on it (sori_engine/voiceprint.py); an enrollment is the speech-weighted mean of its clips' voiceprints
+(as the service combines added audio), drawn at random from the speaker's clips until it holds the enrollment seconds.
+A trial compares it with a test unit: one held-out clip, or two held-out clips of one speaker (about 10 s, as a
+diarized speaker in a short call). Genuine trials: held-out clips of the enrolled speaker; impostor trials: the other
+speakers' clips. FRR = genuine trials below the threshold; FAR = impostor trials at or above it (the Korean column:
+only the other Korean woman, the hardest impostor: same language, sex, rooms and microphones).
+
+    flock ~/.sori-bench.lock .venv/bin/python bench/speakers.py [--draws 30] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "engine"))
+
+from sori_engine import voiceprint  # noqa: E402
+
+TESTDATA = ROOT.parent / "shared" / "testdata"
+if not TESTDATA.exists():
+    TESTDATA = Path("/work/shared/testdata")
+THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+ENROLL_S = (5, 10, 20, 30)
+
+
+def clips() -> dict[str, list[tuple[str, float, float]]]:
+    """speaker -> [(file, start s, end s)]"""
+    out: dict[str, list[tuple[str, float, float]]] = {}
+    with open(TESTDATA / "MANIFEST_DETAILS.tsv") as f:
+        for row in csv.reader(f, delimiter="\t"):
+            if len(row) > 13 and "speaker=" in row[13]:
+                spk = row[13].split("speaker=")[1].split()[0]
+                out.setdefault(f"ko-{spk}", []).append((row[0], 0.0, float(row[5])))
+    for name in ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321"):
+        out[f"en-{name[:12]}"] = [(f"en/{name}.wav", t, t + 6.0) for t in range(0, 54, 6)]
+    singles = [p for p in sorted((TESTDATA / "ja").glob("*.wav"))] + [
+        TESTDATA / "en/whisper_jfk.flac",
+        TESTDATA / "en/picovoice_leopard_test_en_librispeech.wav",
+    ]
+    for p in singles:
+        out[f"x-{p.stem}"] = [(str(p.relative_to(TESTDATA)), 0.0, 1e9)]
+    return out
+
+
+def embed_all(table: dict[str, list[tuple[str, float, float]]]) -> dict[tuple[str, int], tuple[np.ndarray, float]]:
+    voices, keys = [], []
+    for spk, cs in table.items():
+        for i, (f, a, b) in enumerate(cs):
+            part: dict[str, object] = {"audio_path": str(TESTDATA / f)}
+            if b < 1e9:
+                part["spans"] = [[a, b]] if f.startswith("en/earnings") else None
+            voices.append({"parts": [{k: v for k, v in part.items() if v is not None}]})
+            keys.append((spk, i))
+    r = voiceprint.voiceprint(voiceprint.parse_voiceprint({"voices": voices}))
+    out = {}
+    for k, v in zip(keys, r["voices"], strict=True):
+        if v["embedding"] is not None:
+            out[k] = (np.asarray(v["embedding"]), float(v["speech_s"]))
+    return out
+
+
+def mean(items: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    e = np.average(np.stack([x for x, _ in items]), axis=0, weights=[s for _, s in items])
+    return e / np.linalg.norm(e)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--draws", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    table = clips()
+    emb = embed_all(table)
+    by_spk: dict[str, list[tuple[np.ndarray, float]]] = {}
+    for (spk, _i), v in sorted(emb.items(), key=lambda kv: kv[0]):
+        by_spk.setdefault(spk, []).append(v)
+    enrolled = [s for s in by_spk if not s.startswith("x-")]
+    rng = random.Random(args.seed)
+    print(
+        "speakers enrolled:",
+        ", ".join(f"{s} ({len(by_spk[s])} clips, {sum(x[1] for x in by_spk[s]):.0f} s)" for s in enrolled),
+    )
+    print("impostor-only speakers:", sum(1 for s in by_spk if s.startswith("x-")))
+    for unit in (1, 2):
+        print(f"\ntest unit: {unit} clip(s)")
+        print("enroll s | threshold | FRR | FAR all | FAR other Korean | genuine / impostor trials")
+        for enroll_s in ENROLL_S:
+            gen: list[float] = []
+            imp: list[float] = []
+            hard: list[float] = []
+            for spk in enrolled:
+                for _ in range(args.draws):
+                    order = rng.sample(by_spk[spk], len(by_spk[spk]))
+                    chosen, total = [], 0.0
+                    while order and total < enroll_s:
+                        chosen.append(order.pop())
+                        total += chosen[-1][1]
+                    if total < enroll_s or len(order) < unit:
+                        continue
+                    e = mean(chosen)
+                    held = [mean(order[i : i + unit]) for i in range(0, len(order) - unit + 1, unit)]
+                    gen.extend(float(e @ h) for h in held)
+                    for other, items in by_spk.items():
+                        if other == spk:
+                            continue
+                        units = [mean(items[i : i + unit]) for i in range(0, len(items) - unit + 1, unit)] or [
+                            mean(items)
+                        ]
+                        scores = [float(e @ h) for h in units]
+                        imp.extend(scores)
+                        if spk.startswith("ko-") and other.startswith("ko-"):
+                            hard.extend(scores)
+            g, i_, h = np.asarray(gen), np.asarray(imp), np.asarray(hard)
+            for t in THRESHOLDS:
+                print(
+                    f"{enroll_s:>8} | {t:.2f} | {100 * np.mean(g < t):5.1f} % | {100 * np.mean(i_ >= t):5.2f} % | "
+                    f"{100 * np.mean(h >= t):5.2f} % | {len(g)} / {len(i_)}"
+                )
+
+
+if __name__ == "__main__":
+    main()
