@@ -23,7 +23,7 @@ import { requireClient } from "./auth.js";
 import { takeRead } from "./jobAccess.js";
 import { ErrorBody, type Route, route } from "./route.js";
 import { closeAfterAnswer } from "./transcribe.js";
-import { readUpload, singleField } from "./upload.js";
+import { readUpload, singleField, type Upload } from "./upload.js";
 
 const OPTS = SPEAKER_OPTIONS;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -129,7 +129,12 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", requireClient);
 
   /** The uploaded speech's voiceprint; the uploads are deleted whatever happens. */
-  async function voiceOf(req: FastifyRequest, reply: FastifyReply, textParts: string[]) {
+  async function voiceOf<F>(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    textParts: string[],
+    fields: (upload: Upload) => F,
+  ): Promise<{ voice: Voiceprint; fields: F }> {
     const declared = Number(req.headers["content-length"] ?? 0);
     const tooLarge = `the enrollment files exceed ${OPTS.maxUploadBytes} bytes together`;
     if (declared > OPTS.maxUploadBytes + 1024 * 1024) {
@@ -152,6 +157,7 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
         throw err;
       });
       try {
+        const checked = fields(upload);
         if (upload.files.length === 0) throw new ApiError("H0001", "at least one file part is required");
         let totalS = 0;
         for (const f of upload.files) {
@@ -167,7 +173,7 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
         }
         const timeoutMs = (120 + OPTS.maxAudioS * config.engineTimeoutFactor) * 1000;
         const paths = upload.files.map((f) => f.path);
-        return { voice: await enrollVoice(engine, paths, OPTS, timeoutMs), fields: upload };
+        return { voice: await enrollVoice(engine, paths, OPTS, timeoutMs), fields: checked };
       } finally {
         await Promise.all(upload.files.map((f) => fs.promises.rm(f.path, { force: true })));
       }
@@ -178,8 +184,7 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
 
   route(app, enroll, async (req, reply) => {
     const client = req.client!;
-    const { voice, fields } = await voiceOf(req, reply, ["name"]);
-    const name = checkName(singleField(fields, "name"));
+    const { voice, fields: name } = await voiceOf(req, reply, ["name"], (u) => checkName(singleField(u, "name")));
     const id = randomBytes(16).toString("base64url");
     await insertSpeaker(app.sori.store, client.id, { id, name, ...voice });
     req.log.info({ speaker_id: id, client_id: client.id, speech_s: voice.speechS }, "speaker enrolled");
@@ -191,7 +196,7 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
     const speaker = await getSpeaker(app.sori.store, client.id, req.params.id);
     if (!speaker) throw new ApiError("H0004", "no speaker with this id");
     if (speaker.model !== VOICEPRINT_MODEL) throw new ApiError("H0001", staleVoiceprint(speaker));
-    const { voice } = await voiceOf(req, reply, []);
+    const { voice } = await voiceOf(req, reply, [], () => null);
     const merged: Voiceprint = mergePrints(speaker, voice);
     if (merged.speechS > OPTS.maxEnrollS) {
       throw new ApiError(
