@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
 import Sqlite from "better-sqlite3";
+import { VOICEPRINT_MODEL } from "../../src/speakers/index.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
 import { assertDocumented } from "../helpers/documented.js";
 import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
@@ -142,6 +143,8 @@ describe("end to end: known speakers", () => {
       list.body.speakers.map((s: { id: string }) => s.id),
       [ids.A, ids.B],
     );
+    // The engine's model is the one the API checks jobs against (a job naming another model's voiceprint is refused).
+    assert.equal(list.body.speakers[0].model, VOICEPRINT_MODEL);
     // No audio is kept: the spool holds nothing once the answers are sent.
     const spool = path.join(dataDir, "spool");
     assert.deepEqual(fs.existsSync(spool) ? fs.readdirSync(spool) : [], []);
