@@ -197,6 +197,29 @@ describe("end to end: known speakers", () => {
     assert.match(srt, /\[김지은\] /);
     assert.match(srt, /\[Park\] /);
     assert.match(srt, /\[Speaker \d\] /);
+
+    // The OpenAI-compatible route: the same names in verbose_json's segments (the count estimated there).
+    const form = new FormData();
+    form.append("file", new Blob([fs.readFileSync(wav)]), "conversation.wav");
+    form.append("model", "sommers");
+    form.append("response_format", "verbose_json");
+    form.append("speaker_identification", JSON.stringify({ speakers: [ids.A, ids.B] }));
+    const oa = await fetch(`${url}/v1/audio/transcriptions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
+    const verbose = (await oa.json()) as { segments: { start: number; end: number; spk: number; spk_name?: string }[] };
+    assert.equal(oa.status, 200, JSON.stringify(verbose));
+    assertDocumented("POST /v1/audio/transcriptions", 200, verbose);
+    assert.ok(verbose.segments.every((sg) => Number.isInteger(sg.spk)));
+    const named = new Set(verbose.segments.flatMap((sg) => (sg.spk_name ? [sg.spk_name] : [])));
+    t.diagnostic(`OpenAI route: ${JSON.stringify(verbose.segments.map((sg) => [sg.start, sg.spk, sg.spk_name]))}`);
+    assert.ok(named.size > 0 && [...named].every((n) => n === "김지은" || n === "Park"), [...named].join());
+    const [, cStart, cEnd] = ref.find(([w]) => w === "C")!;
+    for (const sg of verbose.segments) {
+      if (sg.start >= cStart && sg.end <= cEnd) assert.equal(sg.spk_name, undefined, "JFK is not named");
+    }
   });
 
   it("refuses too little speech, several voices, a bad format and a bad name with a clear 400", async () => {
