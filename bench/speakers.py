@@ -11,6 +11,10 @@ diarized speaker in a short call). Genuine trials: held-out clips of the enrolle
 speakers' clips. FRR = genuine trials below the threshold; FAR = impostor trials at or above it (the Korean column:
 only the other Korean woman, the hardest impostor: same language, sex, rooms and microphones).
 
+Then the enrollment's "several voices" check (the op's `count_voices`: diarization's count estimate over the 1 s
+window embeddings of all the enrollment's files): how often it finds more than one voice in 30 random sets of 2-5
+clips of one Korean woman, and in 30 sets of 1-3 clips of each.
+
     flock ~/.sori-bench.lock .venv/bin/python bench/speakers.py [--draws 30] [--seed 1]
 """
 
@@ -27,7 +31,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
-from sori_engine import voiceprint  # noqa: E402
+from sori_engine import audio, voiceprint  # noqa: E402
+from sori_engine.diarization import CAMPPLUS_CONFIG, embed_blocks  # noqa: E402
+from sori_engine.diarization.clustering import cluster  # noqa: E402
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 if not TESTDATA.exists():
@@ -55,7 +61,9 @@ def clips() -> dict[str, list[tuple[str, float, float]]]:
     return out
 
 
-def embed_all(table: dict[str, list[tuple[str, float, float]]]) -> dict[tuple[str, int], tuple[np.ndarray, float]]:
+def embed_all(
+    table: dict[str, list[tuple[str, float, float]]],
+) -> dict[tuple[str, int], tuple[np.ndarray, float]]:
     voices, keys = [], []
     for spk, cs in table.items():
         for i, (f, a, b) in enumerate(cs):
@@ -129,6 +137,30 @@ def main() -> None:
                     f"{enroll_s:>8} | {t:.2f} | {100 * np.mean(g < t):5.1f} % | {100 * np.mean(i_ >= t):5.2f} % | "
                     f"{100 * np.mean(h >= t):5.2f} % | {len(g)} / {len(i_)}"
                 )
+    voice_counts(table, rng)
+
+
+def voice_counts(table: dict[str, list[tuple[str, float, float]]], rng: random.Random) -> None:
+    """As the op counts the voices of whole-file parts: the files' window embeddings together, clustered."""
+    korean = {s: [f for f, _a, _b in cs] for s, cs in table.items() if s.startswith("ko-")}
+    windows = {
+        f: embed_blocks(lambda f=f: audio.stream(str(TESTDATA / f)), CAMPPLUS_CONFIG).emb
+        for fs in korean.values()
+        for f in fs
+    }
+
+    def voices(files: list[str]) -> int:
+        return int(cluster(np.concatenate([windows[f] for f in files]), 0, CAMPPLUS_CONFIG).max()) + 1
+
+    a, b = korean.values()
+    one = [voices(rng.sample(rng.choice([a, b]), rng.randint(2, 5))) for _ in range(30)]
+    two = [voices(rng.sample(a, rng.randint(1, 3)) + rng.sample(b, rng.randint(1, 3))) for _ in range(30)]
+    print(
+        "\nseveral voices found: one woman's clips",
+        f"{sum(n > 1 for n in one)} / 30;",
+        "both women's",
+        f"{sum(n > 1 for n in two)} / 30",
+    )
 
 
 if __name__ == "__main__":

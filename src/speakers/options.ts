@@ -17,7 +17,7 @@ export interface SpeakerOptions {
 }
 
 export const SPEAKER_OPTIONS: SpeakerOptions = {
-  threshold: 0.5,
+  threshold: 0.55,
   margin: 0.05,
   minSpeechS: 3,
   minEnrollS: 5,
