@@ -55,10 +55,26 @@ const BUILD = [
   "print(json.dumps(ref))",
 ].join("\n");
 
-function buildConversation(out: string): [string, number, number][] {
+// The same turns as a two-channel call: channel 0 holds A's turns, channel 1 B's (each silent, with the same faint
+// noise, while the other talks); C is left out.
+const BUILD_STEREO = BUILD.replace(
+  "x = np.concatenate(parts)",
+  [
+    "x = np.concatenate(parts); y = np.zeros((len(x), 2), np.float32); t0 = 0",
+    "for p in parts:",
+    "    who = next((r[0] for r in ref if abs(r[1] - t0 / 16000) < 1e-6), None)",
+    "    y[t0:t0 + len(p), 1 if who == 'B' else 0] = p",
+    "    y[t0:t0 + len(p), 0 if who == 'B' else 1] += (rng.standard_normal(len(p)) * 0.001).astype(np.float32)",
+    "    t0 += len(p)",
+    "x = y",
+  ].join("\n"),
+).replace("w.setnchannels(1)", "w.setnchannels(2)");
+
+function buildConversation(out: string, stereo = false): [string, number, number][] {
+  const turns = stereo ? CONVERSATION.filter(([who]) => who !== "C") : CONVERSATION;
   const r = spawnSync(
     path.join(ROOT, ".venv/bin/python"),
-    ["-c", BUILD, out, TESTDATA, ...CONVERSATION.map(([who, f]) => `${who}=${f}`)],
+    ["-c", stereo ? BUILD_STEREO : BUILD, out, TESTDATA, ...turns.map(([who, f]) => `${who}=${f}`)],
     { cwd: path.join(ROOT, "engine"), encoding: "utf8" },
   );
   if (r.status !== 0) throw new Error(`building the conversation failed: ${r.stderr}`);
@@ -220,6 +236,21 @@ describe("end to end: known speakers", () => {
     for (const sg of verbose.segments) {
       if (sg.start >= cStart && sg.end <= cEnd) assert.equal(sg.spk_name, undefined, "JFK is not named");
     }
+  });
+
+  it("names each channel of a two-channel call", async () => {
+    const wav = path.join(tmp, "call.wav");
+    buildConversation(wav, true);
+    const r = await submit(url, token, wav, {
+      use_multi_channel: true,
+      speaker_identification: { speakers: [ids.A!, ids.B!] },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const body = await waitFinal(url, token, String(r.body.id), 600_000);
+    assert.equal(body.status, "completed", JSON.stringify(body));
+    const utterances = body.results.utterances as Utterance[];
+    assert.ok(utterances.some((u) => u.spk === 0) && utterances.some((u) => u.spk === 1));
+    for (const u of utterances) assert.equal(u.spk_name, u.spk === 0 ? "김지은" : "Park", JSON.stringify(u));
   });
 
   it("refuses too little speech, several voices, a bad format and a bad name with a clear 400", async () => {
