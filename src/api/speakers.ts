@@ -18,7 +18,14 @@ import {
   VOICEPRINT_MODEL,
   type Voiceprint,
 } from "../speakers/index.js";
-import { deleteSpeaker, getSpeaker, insertSpeaker, listSpeakers, updateVoiceprint } from "../storage/speakers.js";
+import {
+  countSpeakers,
+  deleteSpeaker,
+  getSpeaker,
+  insertSpeaker,
+  listSpeakers,
+  updateVoiceprint,
+} from "../storage/speakers.js";
 import { requireClient } from "./auth.js";
 import { takeRead } from "./jobAccess.js";
 import { ErrorBody, type Route, route } from "./route.js";
@@ -184,6 +191,9 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
 
   route(app, enroll, async (req, reply) => {
     const client = req.client!;
+    if ((await countSpeakers(app.sori.store, client.id)) >= OPTS.maxPerClient) {
+      throw new ApiError("H0001", `a client may enroll at most ${OPTS.maxPerClient} speakers: delete some first`);
+    }
     const { voice, fields: name } = await voiceOf(req, reply, ["name"], (u) => checkName(singleField(u, "name")));
     const id = randomBytes(16).toString("base64url");
     await insertSpeaker(app.sori.store, client.id, { id, name, ...voice });

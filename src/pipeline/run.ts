@@ -150,7 +150,7 @@ async function nameSpeakers(
 ): Promise<Utterance[]> {
   if (!input.config.speaker_identification || !input.knownSpeakers?.length) return utterances;
   const known = input.knownSpeakers;
-  const named = await timeStage("speakers", () =>
+  return timeStage("speakers", () =>
     identifySpeakers(
       utterances,
       { audioPath: input.audioPath, spans, channels, known, maxAudioS: input.maxAudioS },
@@ -159,5 +159,4 @@ async function nameSpeakers(
       Math.round((60 + budgetS * deps.timeoutFactor) * 1000),
     ),
   );
-  return named.utterances;
 }

@@ -80,16 +80,16 @@ export interface IdentifyInput {
 }
 
 /** The utterances, those of matched speakers with `spk_name`. Voices of another model than the engine's are never
- * compared (the service refuses such a job at submit; this guards a model changed in between). */
+ * compared (the service refuses such a job at submit; this guards a model changed in between: they are skipped). */
 export async function identifySpeakers(
   utterances: Utterance[],
   input: IdentifyInput,
   engine: Engine,
   opts: SpeakerOptions,
   timeoutMs: number,
-): Promise<{ utterances: Utterance[]; skippedModels: string[] }> {
+): Promise<Utterance[]> {
   const keys = [...input.spans.keys()].sort((a, b) => a - b);
-  if (keys.length === 0 || input.known.length === 0) return { utterances, skippedModels: [] };
+  if (keys.length === 0 || input.known.length === 0) return utterances;
   const result = await engine.voiceprint(
     {
       voices: keys.map((spk) => ({
@@ -108,8 +108,5 @@ export async function identifySpeakers(
     speechS: result.voices[i]?.speech_s ?? 0,
   }));
   const names = new Map(matchSpeakers(clusters, comparable, opts).map((m) => [m.key, m.name]));
-  return {
-    utterances: utterances.map((u) => (names.has(u.spk) ? { ...u, spk_name: names.get(u.spk)! } : u)),
-    skippedModels: [...new Set(input.known.filter((k) => k.model !== result.model).map((k) => k.model))],
-  };
+  return utterances.map((u) => (names.has(u.spk) ? { ...u, spk_name: names.get(u.spk)! } : u));
 }

@@ -14,6 +14,8 @@ export interface SpeakerOptions {
   maxFiles: number;
   maxUploadBytes: number;
   maxAudioS: number;
+  /** Speakers one client may enroll: the more voices a job is matched against, the more chances of a wrong name. */
+  maxPerClient: number;
 }
 
 export const SPEAKER_OPTIONS: SpeakerOptions = {
@@ -25,6 +27,7 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
   maxFiles: 10,
   maxUploadBytes: 100 * 1024 * 1024,
   maxAudioS: 600,
+  maxPerClient: 1000,
 };
 
 /** The engine's voiceprint model (sori_engine/voiceprint.py, MODEL): a stored voiceprint of another model is not

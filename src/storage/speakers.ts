@@ -53,6 +53,15 @@ export async function listSpeakers(store: Store, clientId: string, ids?: readonl
   return rows.map(toSpeaker);
 }
 
+export async function countSpeakers(store: Store, clientId: string): Promise<number> {
+  const r = await store.db
+    .selectFrom("speakers")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("client_id", "=", clientId)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 export async function getSpeaker(store: Store, clientId: string, id: string): Promise<Speaker | undefined> {
   const r = await store.db
     .selectFrom("speakers")

@@ -7,6 +7,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openStore, type Store } from "../../src/storage/db.js";
 import {
+  countSpeakers,
   deleteSpeaker,
   getSpeaker,
   insertSpeaker,
@@ -53,6 +54,7 @@ for (const [label, skip] of [
         ["s2"],
       );
       assert.equal(await getSpeaker(store, "b", "s1"), undefined);
+      assert.equal(await countSpeakers(store, "a"), 2);
       const s1 = await getSpeaker(store, "a", "s1");
       assert.deepEqual(s1?.embedding, print(0.6).embedding);
       assert.equal(s1?.speechS, 12.5);
