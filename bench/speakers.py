@@ -1,13 +1,16 @@
 """False accepts and false rejects of known-speaker matching (docs/speakers.md), by seconds of enrollment speech.
 
 Speakers with several recordings in the shared test data: the two Deeply Korean women (sub1001a: 13 clips,
-sub1001b: 12 clips, three rooms and three microphone distances each, 2-8 s), and the two Earnings-22 English speakers
-(each 60 s, cut here into 6 s pieces). Impostors: every other speaker's clips, plus the Japanese, Common Voice,
-ReazonSpeech, FLEURS, JFK and LibriSpeech clips (one speaker each, never enrolled). A clip's voiceprint is the engine's
-`voiceprint` op on it (sori_engine/voiceprint.py); an enrollment is the speech-weighted mean of its clips' voiceprints
-(as the service combines added audio), drawn at random from the speaker's clips until it holds the enrollment seconds.
-A trial compares it with a test unit: one held-out clip, or two held-out clips of one speaker (about 10 s, as a
-diarized speaker in a short call). Genuine trials: held-out clips of the enrolled speaker; impostor trials: the other
+sub1001b: 12 clips, three rooms and three microphone distances each, 2-8 s), the two Earnings-22 English speakers
+(each 60 s, cut here into 6 s pieces), the two AMI meeting speakers of pyannote_dev00 and pyannote_dev01 (two
+excerpts of one meeting, far-field; each turn of 1.5 s or more by the .rttm is a clip) and pyannote_sample's two
+speakers (its turns likewise). Impostors: every other speaker's clips, plus the Japanese, JFK, LibriSpeech and
+picovoice_falcon_test speakers (never enrolled). A clip's voiceprint is the engine's `voiceprint` op on it
+(sori_engine/voiceprint.py: a whole file's speech found as diarization finds it, a turn taken as speech); an
+enrollment is the speech-weighted mean of its clips' voiceprints (as the service combines added audio), drawn at
+random from the speaker's clips until it holds the enrollment seconds; a speaker with too little speech for an
+enrollment size is left out of that size's rows. A trial compares it with a test unit: one held-out clip, or two
+held-out clips of one speaker. Genuine trials: held-out clips of the enrolled speaker; impostor trials: the other
 speakers' clips. FRR = genuine trials below the threshold; FAR = impostor trials at or above it (the Korean column:
 only the other Korean woman, the hardest impostor: same language, sex, rooms and microphones).
 
@@ -40,6 +43,8 @@ if not TESTDATA.exists():
     TESTDATA = Path("/work/shared/testdata")
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 ENROLL_S = (5, 10, 20, 30)
+OPERATING = 0.55  # src/speakers/options.ts
+WHOLE = float("inf")  # a clip that is the whole file
 
 
 def clips() -> dict[str, list[tuple[str, float, float]]]:
@@ -49,15 +54,26 @@ def clips() -> dict[str, list[tuple[str, float, float]]]:
         for row in csv.reader(f, delimiter="\t"):
             if len(row) > 13 and "speaker=" in row[13]:
                 spk = row[13].split("speaker=")[1].split()[0]
-                out.setdefault(f"ko-{spk}", []).append((row[0], 0.0, float(row[5])))
+                out.setdefault(f"ko-{spk}", []).append((row[0], 0.0, WHOLE))
     for name in ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321"):
         out[f"en-{name[:12]}"] = [(f"en/{name}.wav", t, t + 6.0) for t in range(0, 54, 6)]
+    for name, prefix in (
+        ("pyannote_dev00", "ami"),
+        ("pyannote_dev01", "ami"),
+        ("pyannote_sample", "sample"),
+        ("picovoice_falcon_test", "falcon"),
+    ):
+        for line in (TESTDATA / "multi" / f"{name}.rttm").read_text().splitlines():
+            p = line.split()
+            a, d = float(p[3]), float(p[4])
+            if d >= 1.5 and a < 29.0:
+                out.setdefault(f"{prefix}-{p[7]}", []).append((f"multi/{name}.wav", a, a + d))
     singles = [p for p in sorted((TESTDATA / "ja").glob("*.wav"))] + [
         TESTDATA / "en/whisper_jfk.flac",
         TESTDATA / "en/picovoice_leopard_test_en_librispeech.wav",
     ]
     for p in singles:
-        out[f"x-{p.stem}"] = [(str(p.relative_to(TESTDATA)), 0.0, 1e9)]
+        out[f"x-{p.stem}"] = [(str(p.relative_to(TESTDATA)), 0.0, WHOLE)]
     return out
 
 
@@ -68,9 +84,9 @@ def embed_all(
     for spk, cs in table.items():
         for i, (f, a, b) in enumerate(cs):
             part: dict[str, object] = {"audio_path": str(TESTDATA / f)}
-            if b < 1e9:
-                part["spans"] = [[a, b]] if f.startswith("en/earnings") else None
-            voices.append({"parts": [{k: v for k, v in part.items() if v is not None}]})
+            if b != WHOLE:
+                part["spans"] = [[a, b]]
+            voices.append({"parts": [part]})
             keys.append((spk, i))
     r = voiceprint.voiceprint(voiceprint.parse_voiceprint({"voices": voices}))
     out = {}
@@ -95,13 +111,13 @@ def main() -> None:
     by_spk: dict[str, list[tuple[np.ndarray, float]]] = {}
     for (spk, _i), v in sorted(emb.items(), key=lambda kv: kv[0]):
         by_spk.setdefault(spk, []).append(v)
-    enrolled = [s for s in by_spk if not s.startswith("x-")]
+    enrolled = [s for s in by_spk if len(by_spk[s]) >= 3]
     rng = random.Random(args.seed)
     print(
         "speakers enrolled:",
         ", ".join(f"{s} ({len(by_spk[s])} clips, {sum(x[1] for x in by_spk[s]):.0f} s)" for s in enrolled),
     )
-    print("impostor-only speakers:", sum(1 for s in by_spk if s.startswith("x-")))
+    print("impostor-only speakers:", len(by_spk) - len(enrolled))
     for unit in (1, 2):
         print(f"\ntest unit: {unit} clip(s)")
         print("enroll s | threshold | FRR | FAR all | FAR other Korean | genuine / impostor trials")
@@ -109,6 +125,7 @@ def main() -> None:
             gen: list[float] = []
             imp: list[float] = []
             hard: list[float] = []
+            by_genuine: dict[str, list[float]] = {}
             for spk in enrolled:
                 for _ in range(args.draws):
                     order = rng.sample(by_spk[spk], len(by_spk[spk]))
@@ -121,6 +138,7 @@ def main() -> None:
                     e = mean(chosen)
                     held = [mean(order[i : i + unit]) for i in range(0, len(order) - unit + 1, unit)]
                     gen.extend(float(e @ h) for h in held)
+                    by_genuine.setdefault(spk, []).extend(float(e @ h) for h in held)
                     for other, items in by_spk.items():
                         if other == spk:
                             continue
@@ -137,6 +155,8 @@ def main() -> None:
                     f"{enroll_s:>8} | {t:.2f} | {100 * np.mean(g < t):5.1f} % | {100 * np.mean(i_ >= t):5.2f} % | "
                     f"{100 * np.mean(h >= t):5.2f} % | {len(g)} / {len(i_)}"
                 )
+            per = ", ".join(f"{k} {100 * np.mean(np.asarray(v) < OPERATING):.1f} %" for k, v in by_genuine.items())
+            print(f"         FRR at {OPERATING} by speaker: {per}")
     voice_counts(table, rng)
 
 
