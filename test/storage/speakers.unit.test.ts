@@ -5,6 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { checkKnownSpeakers, VOICEPRINT_MODEL } from "../../src/speakers/index.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import {
   countSpeakers,
@@ -67,6 +68,17 @@ for (const [label, skip] of [
       const s1 = await getSpeaker(store, "a", "s1");
       assert.equal(s1?.speechS, 40);
       assert.equal(s1?.updatedAt, T + 5);
+    });
+
+    it("a job may name only the client's speakers, and only voiceprints of this server's model", async () => {
+      await assert.rejects(checkKnownSpeakers(store, "b", ["s1"]), /no speaker with id s1/);
+      // s1 and s2 were enrolled with model "m1", not the engine's: refused, named or asked for as "all".
+      await assert.rejects(checkKnownSpeakers(store, "a", ["s2"]), /voiceprint model m1.*enroll it again/);
+      await assert.rejects(checkKnownSpeakers(store, "a", []), /enroll it again/);
+      await insertSpeaker(store, "b", { id: "s4", name: "Cho", ...print(0.3), model: VOICEPRINT_MODEL }, T);
+      await checkKnownSpeakers(store, "b", ["s4"]);
+      await assert.rejects(checkKnownSpeakers(store, "b", []), /s3/);
+      await deleteSpeaker(store, "b", "s4");
     });
 
     it("a delete removes the voiceprint from the store, and only the owner's delete counts", async () => {
