@@ -88,9 +88,12 @@ def embed_all(
                 part["spans"] = [[a, b]]
             voices.append({"parts": [part]})
             keys.append((spk, i))
-    r = voiceprint.voiceprint(voiceprint.parse_voiceprint({"voices": voices}))
+    got = []
+    for i in range(0, len(voices), voiceprint.MAX_VOICES):
+        batch = {"voices": voices[i : i + voiceprint.MAX_VOICES]}
+        got.extend(voiceprint.voiceprint(voiceprint.parse_voiceprint(batch))["voices"])
     out = {}
-    for k, v in zip(keys, r["voices"], strict=True):
+    for k, v in zip(keys, got, strict=True):
         if v["embedding"] is not None:
             out[k] = (np.asarray(v["embedding"]), float(v["speech_s"]))
     return out
