@@ -105,7 +105,7 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
       ),
     );
     const utterances = await timeStage("text", () => applyTextOptions(recognized, input.config));
-    return { utterances: await nameSpeakers(utterances, input, deps, budgetS, channelSpans(utterances), true) };
+    return { utterances: await nameSpeakers(utterances, input, deps, budgetS, () => channelSpans(utterances), true) };
   }
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
@@ -135,7 +135,9 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
   }
   const utterances = await timeStage("text", () => applyTextOptions(recognized, input.config));
   if (!diarizing) return { utterances };
-  return { utterances: await nameSpeakers(utterances, input, deps, budgetS, diarizedSpans(utterances, turns), false) };
+  return {
+    utterances: await nameSpeakers(utterances, input, deps, budgetS, () => diarizedSpans(utterances, turns), false),
+  };
 }
 
 /** Known speakers (docs/speakers.md), when the job asks for them: each diarized speaker or channel matched against
@@ -145,7 +147,7 @@ async function nameSpeakers(
   input: PipelineInput,
   deps: PipelineDeps,
   budgetS: number,
-  spans: Map<number, [number, number][]>,
+  spans: () => Map<number, [number, number][]>,
   channels: boolean,
 ): Promise<Utterance[]> {
   if (!input.config.speaker_identification || !input.knownSpeakers?.length) return utterances;
@@ -153,7 +155,7 @@ async function nameSpeakers(
   return timeStage("speakers", () =>
     identifySpeakers(
       utterances,
-      { audioPath: input.audioPath, spans, channels, known, maxAudioS: input.maxAudioS },
+      { audioPath: input.audioPath, spans: spans(), channels, known, maxAudioS: input.maxAudioS },
       deps.engine,
       SPEAKER_OPTIONS,
       Math.round((60 + budgetS * deps.timeoutFactor) * 1000),
