@@ -1,7 +1,7 @@
 // The dependency check (`make test`, `make depcheck`): no cycle, and imports follow the flow
 // main/cli -> api -> jobs/callbacks -> pipeline -> stages (text, diarization, insight, refine) -> engine/storage/domain,
 // never back (docs/architecture.md, "Dependencies"). Type-only imports count: a type is a dependency too.
-const STAGES = "^src/(text|diarization|insight|refine|export|audio|pii)/";
+const STAGES = "^src/(text|diarization|insight|refine|export|audio|pii|speakers)/";
 const LEAVES = "^src/(engine|storage|domain|auth)/|^src/(config|errors|log)\\.ts$|^src/metrics/(index|registry|queue)\\.ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

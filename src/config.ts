@@ -101,6 +101,8 @@ const EnvSchema = z.object({
   SORI_STREAM_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   SORI_STREAM_GRPC_TLS_CERT: z.string().optional(),
   SORI_STREAM_GRPC_TLS_KEY: z.string().optional(),
+  // Known speakers, an extension (docs/speakers.md): off unless set.
+  SORI_SPEAKERS: bool.default(false),
   // Blob store for uploaded audio (docs/deployment.md).
   SORI_BLOB_STORE: z.enum(["local", "postgres", "s3"]).default("local"),
   SORI_S3_BUCKET: z.string().optional(),
@@ -182,6 +184,9 @@ export interface Config {
     grpcPort: number;
     grpcTls: { cert: string; key: string } | null;
   };
+  /** Known speakers (docs/speakers.md): the /v1/speakers routes and the `speaker_identification` config field. Off,
+   * neither exists: the routes answer 404 H0004 and the field is ignored like any unknown field. */
+  speakers: { enabled: boolean };
   /** Where uploaded audio waits for its worker (docs/deployment.md); S3 credentials come from the AWS SDK's chain. */
   blobs: {
     kind: "local" | "postgres" | "s3";
@@ -287,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prepare: e.SORI_INSIGHT_PREPARE,
       stateDir: path.resolve(e.SORI_INSIGHT_STATE_DIR ?? path.join(modelsDir, "insight-state")),
     },
+    speakers: { enabled: e.SORI_SPEAKERS },
     blobs: {
       kind: e.SORI_BLOB_STORE,
       s3: {

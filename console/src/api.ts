@@ -1,9 +1,12 @@
 // The console's calls to sori: the same public API as any client (token from /v1/authenticate, Bearer on every
 // call). Uploads go through XMLHttpRequest for its upload progress events.
-import type { Utterance } from "@sori/client";
+import type { Utterance as WireUtterance } from "@sori/client";
 
 // The wire shapes are declared once, in the client package (packages/client/src/types.ts).
-export type { Utterance, Word } from "@sori/client";
+export type { Word } from "@sori/client";
+/** `spk_name` (known speakers, docs/speakers.md) is in the client package too; named here as well so that the console
+ * type-checks against a client package built before it. */
+export type Utterance = WireUtterance & { spk_name?: string };
 
 export interface Session {
   token: string;

@@ -322,7 +322,7 @@ function Transcript(props: {
                 {clock(u.start_at)}
               </button>
               <span class="speaker" style={{ background: SPEAKER_COLORS[u.spk % SPEAKER_COLORS.length] }}>
-                Speaker {u.spk}
+                {u.spk_name ?? `Speaker ${u.spk}`}
               </span>
               <p class="text">
                 {u.words && u.words.length > 0

@@ -136,6 +136,10 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
         return diarize(
             dparams.audio_path, dparams.spk_count, dparams.max_duration_s, lambda f: writer.progress(req.id, f)
         ).to_json()
+    if req.op == "voiceprint":
+        from . import voiceprint  # loaded on first use, as diarization is
+
+        return voiceprint.voiceprint(voiceprint.parse_voiceprint(req.params), lambda f: writer.progress(req.id, f))
     if req.op == "refine":
         from . import refiner
 

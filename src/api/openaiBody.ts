@@ -29,6 +29,13 @@ export const OpenAiVerbose = z.object({
         avg_logprob: z.number(),
         compression_ratio: z.number(),
         no_speech_prob: z.number(),
+        spk: Int.optional().meta({
+          description: "Extension: the speaker, when the request diarized (docs/speakers.md)",
+        }),
+        spk_name: z
+          .string()
+          .optional()
+          .meta({ description: "Extension: the known speaker's name, with speaker_identification (docs/speakers.md)" }),
       }),
     )
     .optional(),
@@ -53,7 +60,7 @@ const languageNames = new Intl.DisplayNames(["en"], { type: "language" });
 export function openAiBody(
   format: OpenAiFormat,
   utterances: Utterance[],
-  opts: { durationS: number | null; words: boolean; segments: boolean },
+  opts: { durationS: number | null; words: boolean; segments: boolean; speakers?: boolean },
 ): string | z.infer<typeof OpenAiJson> | z.infer<typeof OpenAiVerbose> {
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
   const text = joinText(sorted);
@@ -65,7 +72,7 @@ export function openAiBody(
       return text + "\n";
     case "srt":
     case "vtt":
-      return renderExport(format, sorted);
+      return renderExport(format, sorted, opts.speakers ? { speakers: "speaker" } : {});
     case "json":
       return { text, usage };
     case "verbose_json": {
@@ -90,6 +97,7 @@ export function openAiBody(
           avg_logprob: 0,
           compression_ratio: 0,
           no_speech_prob: 0,
+          ...(opts.speakers ? { spk: u.spk, ...(u.spk_name ? { spk_name: u.spk_name } : {}) } : {}),
         }));
       }
       if (opts.words) {

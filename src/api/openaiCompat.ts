@@ -11,6 +11,7 @@ import { detectFormat } from "../audio/format.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
+import { checkKnownSpeakers } from "../speakers/index.js";
 import { getJob, type JobRow } from "../storage/jobs.js";
 import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
@@ -50,6 +51,8 @@ const OPENAI_TEXT_PARTS = [
   // Extensions (docs/pii.md): OpenAI has no such fields.
   "use_pii_redaction",
   "pii_redaction",
+  // Extension (docs/speakers.md), where SORI_SPEAKERS is on.
+  "speaker_identification",
 ];
 
 // The multipart form as OpenAI documents it, for the OpenAPI document only: the handler reads it as a stream after
@@ -67,6 +70,10 @@ const OpenAiForm = z.object({
   use_pii_redaction: z.boolean().optional().meta({ description: "Extension (docs/pii.md): redact personal data" }),
   pii_redaction: z.string().optional().meta({
     description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
+  }),
+  speaker_identification: z.string().optional().meta({
+    description:
+      'Extension where the server enables it (docs/speakers.md): the job config\'s speaker_identification object as JSON text, e.g. {"speakers":[]}; the audio is diarized, and verbose_json segments carry spk and spk_name',
   }),
 });
 const transcriptions = {
@@ -100,10 +107,14 @@ export interface OpenAiRequest {
   stream: string | undefined;
   use_pii_redaction?: string | undefined;
   pii_redaction?: string | undefined;
+  speaker_identification?: string | undefined;
 }
 
 /** The job config for an OpenAI request: the OpenAI fields checked, then the spec's config rules (H0001). */
-export function toJobConfig(r: OpenAiRequest): {
+export function toJobConfig(
+  r: OpenAiRequest,
+  opts: { speakers?: boolean } = {},
+): {
   config: ReturnType<typeof parseJobConfig>;
   format: OpenAiFormat;
   words: boolean;
@@ -152,11 +163,20 @@ export function toJobConfig(r: OpenAiRequest): {
       throw new ApiError("H0001", "pii_redaction must be a JSON object");
     }
   }
+  if (opts.speakers && r.speaker_identification !== undefined) {
+    // OpenAI has no diarization field: naming speakers diarizes, the count estimated.
+    spec.use_diarization = true;
+    try {
+      spec.speaker_identification = JSON.parse(r.speaker_identification);
+    } catch {
+      throw new ApiError("H0001", "speaker_identification must be a JSON object");
+    }
+  }
   if (lang !== undefined) spec.language = lang;
   // No language: OpenAI detects among all languages, not among the spec route's default candidates.
   else if (model === "whisper")
     Object.assign(spec, { language: "detect", language_candidates: [...WHISPER_LANGUAGES] });
-  return { config: parseJobConfig(JSON.stringify(spec)), format, words, segments };
+  return { config: parseJobConfig(JSON.stringify(spec), opts), format, words, segments };
 }
 
 export async function openaiRoutes(app: FastifyInstance): Promise<void> {
@@ -192,7 +212,17 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       const fields = openAiFields(upload);
       if (!blob) throw new ApiError("H0001", "file is required");
       if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");
-      const { config: jobConfig, format, words, segments } = toJobConfig(fields);
+      const {
+        config: jobConfig,
+        format,
+        words,
+        segments,
+      } = toJobConfig(fields, {
+        speakers: config.speakers.enabled,
+      });
+      if (jobConfig.speaker_identification) {
+        await checkKnownSpeakers(app.sori.store, client.id, jobConfig.speaker_identification.speakers);
+      }
       const fileFormat = await detectFormat(blob.path);
       const audioS = await containerDuration(blob.path, fileFormat);
       const limitS = Math.min(config.openaiMaxAudioS, config.maxAudioS);
@@ -222,6 +252,7 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
         durationS: job.audio_s,
         words,
         segments,
+        speakers: jobConfig.use_diarization,
       });
       if (typeof body === "string") return reply.header("content-type", "text/plain; charset=utf-8").send(body);
       return body;
@@ -280,5 +311,6 @@ function openAiFields(upload: Upload): OpenAiRequest {
     stream: one("stream"),
     use_pii_redaction: one("use_pii_redaction"),
     pii_redaction: one("pii_redaction"),
+    speaker_identification: one("speaker_identification"),
   };
 }

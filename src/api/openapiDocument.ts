@@ -15,6 +15,7 @@ import { exportDeclarations } from "./export.js";
 import { jobsListDeclarations } from "./jobsList.js";
 import { openaiDeclarations } from "./openaiCompat.js";
 import { type Route, route, Text } from "./route.js";
+import { speakerDeclarations } from "./speakers.js";
 import { streamingDeclarations } from "./streaming.js";
 import { transcribeDeclarations } from "./transcribe.js";
 
@@ -65,8 +66,8 @@ const self = {
 } satisfies Route;
 
 /** Every route's declaration (`metrics`: whether GET /metrics is routed, SORI_METRICS; `streaming`: whether the
- * streaming extension is on, SORI_STREAM_SESSIONS > 0). */
-export function routeDeclarations(opts: { metrics: boolean; streaming?: boolean }): Route[] {
+ * streaming extension is on, SORI_STREAM_SESSIONS > 0; `speakers`: whether known speakers are, SORI_SPEAKERS). */
+export function routeDeclarations(opts: { metrics: boolean; streaming?: boolean; speakers?: boolean }): Route[] {
   return [
     ...authDeclarations,
     ...transcribeDeclarations,
@@ -77,6 +78,7 @@ export function routeDeclarations(opts: { metrics: boolean; streaming?: boolean 
     ...consoleDeclarations,
     ...healthDeclarations(opts.metrics),
     ...(opts.streaming ? streamingDeclarations : []),
+    ...(opts.speakers ? speakerDeclarations : []),
     self,
   ];
 }
@@ -174,7 +176,11 @@ function withLanguageCodes(config: Schema | undefined): void {
   props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
 }
 
-export function openApiDocument(opts: { metrics: boolean; streaming?: boolean }): Schema & { openapi: "3.1.0" } {
+export function openApiDocument(opts: {
+  metrics: boolean;
+  streaming?: boolean;
+  speakers?: boolean;
+}): Schema & { openapi: "3.1.0" } {
   const c = new Converter();
   const paths: Record<string, Schema> = {};
   for (const doc of routeDeclarations(opts)) {
@@ -210,6 +216,7 @@ export async function openapiRoutes(app: FastifyInstance): Promise<void> {
   const doc = openApiDocument({
     metrics: app.sori.config.metrics.enabled,
     streaming: app.sori.config.stream.sessions > 0,
+    speakers: app.sori.config.speakers.enabled,
   });
   route(app, self, async () => doc);
 }

@@ -18,6 +18,10 @@ export const UtteranceBody = z
     msg: z.string(),
     spk: Int,
     spk_type: z.literal("NORMAL"),
+    spk_name: z
+      .string()
+      .optional()
+      .meta({ description: "Extension (docs/speakers.md): the known speaker's name, with speaker_identification" }),
     lang: z.string(),
     words: z.array(Word).optional().meta({ description: "With use_word_timestamp" }),
   })

@@ -18,6 +18,7 @@ import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
 import { openaiRoutes } from "./openaiCompat.js";
 import { openapiRoutes } from "./openapiDocument.js";
+import { speakerRoutes } from "./speakers.js";
 import { streamingRoutes } from "./streaming.js";
 import { closeAfterAnswer, transcribeRoutes } from "./transcribe.js";
 
@@ -69,6 +70,7 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   await app.register(callbackSecretRoutes);
   await app.register(consoleRoutes);
   if (ctx.config.stream.sessions > 0) await app.register(streamingRoutes); // docs/streaming.md
+  if (ctx.config.speakers.enabled) await app.register(speakerRoutes); // docs/speakers.md
   // /healthz, /readyz and /metrics (docs/observability.md).
   await app.register(healthRoutes, {
     store: ctx.store,

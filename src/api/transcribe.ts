@@ -8,6 +8,7 @@ import { detectFormat } from "../audio/format.js";
 import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { ApiError } from "../errors.js";
+import { checkKnownSpeakers } from "../speakers/index.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
@@ -109,7 +110,10 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
     const blob = upload.file; // in the spool until it is adopted into the blob store
     let blobKey: string | null = null;
     try {
-      const jobConfig = parseJobConfig(singleField(upload, "config"));
+      const jobConfig = parseJobConfig(singleField(upload, "config"), { speakers: config.speakers.enabled });
+      if (jobConfig.speaker_identification) {
+        await checkKnownSpeakers(app.sori.store, client.id, jobConfig.speaker_identification.speakers);
+      }
       checkCallbackUrl(jobConfig.callback_url, config.callbackAllowPrivate);
       if (!blob) throw new ApiError("H0001", "file part is required");
       if (blob.bytes === 0) throw new ApiError("H0010", "the file is empty");

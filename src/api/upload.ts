@@ -20,11 +20,16 @@ export interface Upload {
   fields: Map<string, string[]>;
   /** The uploaded file in the spool; the caller removes it (or adopts it into the blob store). */
   file: SpooledFile | null;
+  /** Every `file` part in the order sent (the first is `file`), where the route takes several (`maxFiles`). */
+  files: SpooledFile[];
 }
 
 export interface UploadLimits {
   dataDir: string;
+  /** The most bytes of all `file` parts together. */
   maxBytes: number;
+  /** How many `file` parts the route takes (default 1; one more is 400 H0001). */
+  maxFiles?: number;
   /** The 413 message for a file over maxBytes. */
   tooLarge: string;
   /** The text parts the route reads; only these are kept when sent as a file (other file parts are drained). */
@@ -37,12 +42,13 @@ const MAX_TEXT_FILE_BYTES = 1024 * 1024;
 export async function readUpload(req: FastifyRequest, limits: UploadLimits): Promise<Upload> {
   if (!req.isMultipart())
     throw new ApiError("H0001", "request body must be multipart/form-data with parts config and file");
-  const upload: Upload = { fields: new Map(), file: null };
+  const upload: Upload = { fields: new Map(), file: null, files: [] };
+  const maxFiles = limits.maxFiles ?? 1;
   const add = (name: string, value: string): void =>
     void upload.fields.set(name, [...(upload.fields.get(name) ?? []), value]);
   try {
-    // One audio file, and room for the text parts sent as files.
-    const files = 1 + limits.textParts.length;
+    // The audio files, and room for the text parts sent as files.
+    const files = maxFiles + limits.textParts.length;
     for await (const part of req.parts({ limits: { fileSize: limits.maxBytes, files } })) {
       if (part.type === "field") {
         if (!limits.textParts.includes(part.fieldname)) continue; // unknown parts are ignored, as unknown config keys are
@@ -57,21 +63,30 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
         else part.file.resume();
         continue;
       }
-      if (upload.file) {
+      if (upload.files.length >= maxFiles) {
         part.file.resume();
-        throw new ApiError("H0001", "file part given more than once");
+        throw new ApiError(
+          "H0001",
+          maxFiles === 1 ? "file part given more than once" : `at most ${maxFiles} file parts are accepted`,
+        );
       }
       assertPartReadable(part.file);
       const target = { path: spoolPath(limits.dataDir, "upload"), bytes: 0 };
-      upload.file = target;
-      part.file.on("data", (c: Buffer) => (target.bytes += c.length));
+      upload.files.push(target);
+      upload.file ??= target;
+      const before = upload.files.reduce((n, f) => n + f.bytes, 0);
+      part.file.on("data", (c: Buffer) => {
+        target.bytes += c.length;
+        // Several files share one bound: what is over it is not read.
+        if (before + target.bytes > limits.maxBytes) part.file.destroy(new ApiError("H0005", limits.tooLarge));
+      });
       // The parser would otherwise go on reading (and dropping) the rest of the part until the body ends.
       part.file.once("limit", () => part.file.destroy(new ApiError("H0005", limits.tooLarge)));
       await pipeline(part.file, fs.createWriteStream(target.path, { mode: 0o600 }));
       if (part.file.truncated) throw new ApiError("H0005", limits.tooLarge);
     }
   } catch (err) {
-    if (upload.file) await fs.promises.rm(upload.file.path, { force: true });
+    await Promise.all(upload.files.map((f) => fs.promises.rm(f.path, { force: true })));
     throw mapMultipartError(err, limits.tooLarge);
   }
   return upload;

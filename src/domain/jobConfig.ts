@@ -9,6 +9,7 @@ import { DEFAULT_MIN_DIGITS, MIN_DIGITS_RANGE, PII_MODES, PII_TYPES, type PiiOpt
 
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;
+export const MAX_IDENTIFIED_SPEAKERS = 64;
 
 const languageCode = z
   .string()
@@ -73,6 +74,20 @@ export const ConfigSchema = z.object({
     .meta({
       description: `Extension, not in the spec (docs/pii.md): which types (default all), how they are written (default mask), and from how many digits a run with no cue is masked (min_digits, default ${DEFAULT_MIN_DIGITS}, 0 off); needs use_pii_redaction`,
     }),
+  // Beyond the spec, where the server enables known speakers (docs/speakers.md); ignored like any unknown field
+  // where it does not.
+  speaker_identification: z
+    .object({
+      speakers: z
+        .array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be speaker ids from POST /v1/speakers"))
+        .max(MAX_IDENTIFIED_SPEAKERS, `must hold at most ${MAX_IDENTIFIED_SPEAKERS} speaker ids`)
+        .default([]),
+    })
+    .optional()
+    .meta({
+      description:
+        "Extension, not in the spec, where the server enables it (docs/speakers.md): name the diarized speakers (or channels) who match these enrolled speakers; an empty list means all of the client's. Needs use_diarization or use_multi_channel",
+    }),
 });
 
 export type JobConfig = z.infer<typeof ConfigSchema> & { language: string };
@@ -90,8 +105,13 @@ export function piiOptions(config: JobConfig): PiiOptions | null {
 /** Whether the language is a fixed one (not detect/multi). */
 export const isFixedLanguage = (language: string): boolean => language !== "detect" && language !== "multi";
 
+export interface ParseOptions {
+  /** Known speakers are enabled (docs/speakers.md); otherwise `speaker_identification` is dropped unread. */
+  speakers?: boolean;
+}
+
 /** Parses the config part's text. Every failure is a 400 H0001 whose message names the field. */
-export function parseJobConfig(text: string | undefined): JobConfig {
+export function parseJobConfig(text: string | undefined, opts: ParseOptions = {}): JobConfig {
   if (text === undefined) throw new InvalidInput("config part is required");
   let raw: unknown;
   try {
@@ -102,6 +122,7 @@ export function parseJobConfig(text: string | undefined): JobConfig {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new InvalidInput("config must be a JSON object");
   }
+  if (!opts.speakers) delete (raw as Record<string, unknown>).speaker_identification;
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -128,6 +149,9 @@ export function parseJobConfig(text: string | undefined): JobConfig {
   }
   if (given.pii_redaction !== undefined && c.use_pii_redaction !== true) {
     throw new InvalidInput("config.pii_redaction needs use_pii_redaction true");
+  }
+  if (c.speaker_identification && !c.use_diarization && !c.use_multi_channel) {
+    throw new InvalidInput("config.speaker_identification needs use_diarization or use_multi_channel true");
   }
   if (c.use_refinement && c.use_multi_channel) {
     throw new InvalidInput("config.use_refinement cannot be combined with use_multi_channel");

@@ -14,6 +14,8 @@ import {
   type ProbeResult,
   type TranscribeParams,
   type TranscribeResult,
+  type VoiceprintParams,
+  type VoiceprintResult,
 } from "./protocol.js";
 import type { RefineParams, RefineResult } from "./refineProtocol.js";
 import type {
@@ -82,6 +84,14 @@ export class Engine {
     opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
   ): Promise<DiarizeResult> {
     return (await this.request("diarize", params, opts)) as DiarizeResult;
+  }
+
+  /** Speaker embeddings of given speech (docs/engine.md, `voiceprint`; used by src/speakers). */
+  async voiceprint(
+    params: VoiceprintParams,
+    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+  ): Promise<VoiceprintResult> {
+    return (await this.request("voiceprint", params, opts)) as VoiceprintResult;
   }
 
   /** Streaming session ops (docs/engine.md, "Streaming"; used by src/streaming). */

@@ -78,6 +78,33 @@ export interface DiarizeResult {
   turns: { start: number; end: number; speaker: number }[];
 }
 
+/** `voiceprint` (docs/engine.md): one speaker embedding per voice, each voice from one or more parts of files. */
+export interface VoiceprintPart {
+  audio_path: string;
+  /** This channel alone (0-based) instead of the mono downmix. */
+  channel?: number;
+  /** Only these [start, end] seconds, taken as speech; absent: the part's speech is found as diarization finds it. */
+  spans?: [number, number][];
+}
+
+export interface VoiceprintParams {
+  voices: { parts: VoiceprintPart[] }[];
+  /** Also estimate how many voices each voice's speech holds (an enrollment must hold one). */
+  count_voices?: boolean;
+  max_duration_s: number | null;
+}
+
+export interface VoiceprintResult {
+  /** The embedding model and recipe: voiceprints of different models are never compared. */
+  model: string;
+  voices: {
+    speech_s: number;
+    /** Unit-norm; null when the voice had no speech long enough to embed. */
+    embedding: number[] | null;
+    voices?: number;
+  }[];
+}
+
 export interface ProbeResult {
   format: string;
   duration_s: number | null;

@@ -26,6 +26,8 @@ export interface CueSource {
   duration: number;
   msg: string;
   spk: number;
+  /** The known speaker's name, when the job named it (docs/speakers.md). */
+  spk_name?: string | undefined;
   words?: { start_at: number; duration: number; text: string }[] | undefined;
 }
 
@@ -35,6 +37,7 @@ export interface Cue {
   end: number;
   lines: string[];
   spk: number;
+  spk_name?: string;
 }
 
 interface Unit {
@@ -65,24 +68,25 @@ export const charLength = (s: string): number => {
 const splitGraphemes = (s: string): string[] => Array.from(graphemes.segment(s), (g) => g.segment);
 
 /**
- * Builds the cues of a transcript. `prefix(spk)` is text glued to the first line of each cue (an SRT speaker
+ * Builds the cues of a transcript. `prefix(utterance)` is text glued to the first line of each cue (an SRT speaker
  * label); it counts toward the line length.
  */
 export function buildCues(
   utterances: CueSource[],
   rules: CueRules = DEFAULT_CUE_RULES,
-  prefix?: (spk: number) => string,
+  prefix?: (u: CueSource) => string,
 ): Cue[] {
   const cues: Cue[] = [];
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at);
   for (const u of sorted) {
-    const pre = prefix?.(u.spk) ?? "";
+    const pre = prefix?.(u) ?? "";
     const units = timedUnits(u, Math.max(1, rules.maxLineChars - charLength(pre)));
     let cur: Unit[] = [];
     const flush = (): void => {
       if (cur.length === 0) return;
       const lines = wrap(cur, pre, rules) ?? [pre + joinUnits(cur)];
-      cues.push({ start: cur[0]!.start, end: Math.max(...cur.map((x) => x.end)), lines, spk: u.spk });
+      const end = Math.max(...cur.map((x) => x.end));
+      cues.push({ start: cur[0]!.start, end, lines, spk: u.spk, ...(u.spk_name ? { spk_name: u.spk_name } : {}) });
       cur = [];
     };
     for (const unit of units) {

@@ -17,8 +17,9 @@ export interface ExportOptions {
   rules?: CueRules;
 }
 
-export function speakerLabel(spk: number, kind: "speaker" | "channel"): string {
-  return `${kind === "speaker" ? "Speaker" : "Channel"} ${spk}`;
+/** "Speaker N" or "Channel N"; a known speaker's name instead where the job named it (docs/speakers.md). */
+export function speakerLabel(spk: number, kind: "speaker" | "channel", name?: string): string {
+  return name ?? `${kind === "speaker" ? "Speaker" : "Channel"} ${spk}`;
 }
 
 export function renderExport(format: ExportFormat, utterances: CueSource[], opts: ExportOptions = {}): string {
@@ -38,7 +39,7 @@ export function toSrt(utterances: CueSource[], opts: ExportOptions = {}): string
   const cues = buildCues(
     utterances,
     opts.rules ?? DEFAULT_CUE_RULES,
-    kind ? (spk) => `[${speakerLabel(spk, kind)}] ` : undefined,
+    kind ? (u) => `[${speakerLabel(u.spk, kind, u.spk_name)}] ` : undefined,
   );
   return cues.map((c, i) => `${i + 1}\n${timing(c, ",")}\n${c.lines.join("\n")}\n`).join("\n");
 }
@@ -49,7 +50,7 @@ export function toVtt(utterances: CueSource[], opts: ExportOptions = {}): string
   const cues = buildCues(utterances, opts.rules ?? DEFAULT_CUE_RULES);
   const body = cues.map((c) => {
     const lines = c.lines.map(escapeVtt);
-    if (kind) lines[0] = `<v ${speakerLabel(c.spk, kind)}>${lines[0]}`;
+    if (kind) lines[0] = `<v ${escapeVtt(speakerLabel(c.spk, kind, c.spk_name))}>${lines[0]}`;
     return `${timing(c, ".")}\n${lines.join("\n")}\n`;
   });
   return ["WEBVTT\n", ...body].join("\n");
@@ -60,13 +61,13 @@ export function toText(utterances: CueSource[], opts: ExportOptions = {}): strin
   const sorted = [...utterances].sort((a, b) => a.start_at - b.start_at).filter((u) => u.msg.trim());
   const kind = opts.speakers;
   if (!kind) return sorted.map((u) => u.msg.trim() + "\n").join("");
-  const turns: { spk: number; text: string[] }[] = [];
+  const turns: { spk: number; name: string | undefined; text: string[] }[] = [];
   for (const u of sorted) {
     const last = turns[turns.length - 1];
     if (last && last.spk === u.spk) last.text.push(u.msg.trim());
-    else turns.push({ spk: u.spk, text: [u.msg.trim()] });
+    else turns.push({ spk: u.spk, name: u.spk_name, text: [u.msg.trim()] });
   }
-  return turns.map((t) => `${speakerLabel(t.spk, kind)}: ${t.text.join(" ")}\n`).join("\n");
+  return turns.map((t) => `${speakerLabel(t.spk, kind, t.name)}: ${t.text.join(" ")}\n`).join("\n");
 }
 
 function timing(c: Cue, decimal: "," | "."): string {

@@ -62,6 +62,7 @@ export class Worker {
     const refiner = deps.refiner ?? null;
     this.tasks = taskDefinitions({
       engine: deps.engine,
+      store: deps.store,
       models: deps.models,
       config: deps.config,
       insight: deps.insight ?? null,

@@ -12,6 +12,7 @@ import type { TranscribeParams } from "../engine/protocol.js";
 import { toUtterances } from "../engine/utterances.js";
 import { timeStage } from "../metrics/index.js";
 import { type Redaction, redactUtterances } from "../pii/index.js";
+import { channelSpans, diarizedSpans, identifySpeakers, type KnownVoice, SPEAKER_OPTIONS } from "../speakers/index.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { transcribeChannels } from "./channels.js";
 import { type Checkpoints, resumable } from "./checkpoints.js";
@@ -20,6 +21,8 @@ export interface PipelineInput {
   config: JobConfig;
   audioPath: string;
   maxAudioS: number;
+  /** The voices a `speaker_identification` job may name (the worker reads the job's client's from the store). */
+  knownSpeakers?: readonly KnownVoice[];
 }
 
 export type { Checkpoints } from "./checkpoints.js";
@@ -101,7 +104,8 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
         },
       ),
     );
-    return { utterances: await timeStage("text", () => applyTextOptions(recognized, input.config)) };
+    const utterances = await timeStage("text", () => applyTextOptions(recognized, input.config));
+    return { utterances: await nameSpeakers(utterances, input, deps, budgetS, () => channelSpans(utterances), true) };
   }
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
@@ -117,16 +121,44 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
   );
   const wordTimestamps = needsWords(input.config);
   let recognized: Utterance[];
+  let turns: { start: number; end: number; speaker: number }[] = [];
   if (diarizing) {
-    const { turns } = await timeStage("diarize", () =>
+    ({ turns } = await timeStage("diarize", () =>
       deps.engine.diarize(
         { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
         { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
       ),
-    );
+    ));
     recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
   } else {
     recognized = toUtterances(raw.segments, { wordTimestamps });
   }
-  return { utterances: await timeStage("text", () => applyTextOptions(recognized, input.config)) };
+  const utterances = await timeStage("text", () => applyTextOptions(recognized, input.config));
+  if (!diarizing) return { utterances };
+  return {
+    utterances: await nameSpeakers(utterances, input, deps, budgetS, () => diarizedSpans(utterances, turns), false),
+  };
+}
+
+/** Known speakers (docs/speakers.md), when the job asks for them: each diarized speaker or channel matched against
+ * the client's enrolled voices; a matched speaker's utterances gain `spk_name`. */
+async function nameSpeakers(
+  utterances: Utterance[],
+  input: PipelineInput,
+  deps: PipelineDeps,
+  budgetS: number,
+  spans: () => Map<number, [number, number][]>,
+  channels: boolean,
+): Promise<Utterance[]> {
+  if (!input.config.speaker_identification || !input.knownSpeakers?.length) return utterances;
+  const known = input.knownSpeakers;
+  return timeStage("speakers", () =>
+    identifySpeakers(
+      utterances,
+      { audioPath: input.audioPath, spans: spans(), channels, known, maxAudioS: input.maxAudioS },
+      deps.engine,
+      SPEAKER_OPTIONS,
+      Math.round((60 + budgetS * deps.timeoutFactor) * 1000),
+    ),
+  );
 }

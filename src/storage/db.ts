@@ -13,6 +13,7 @@ import * as m005 from "./migrations/005_tasks.js";
 import * as m006 from "./migrations/006_rate_limits.js";
 import * as m007 from "./migrations/007_checkpoints.js";
 import * as m008 from "./migrations/008_streams.js";
+import * as m009 from "./migrations/009_speakers.js";
 import type { Database } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -33,6 +34,7 @@ const MIGRATIONS = {
   "006_rate_limits": m006,
   "007_checkpoints": m007,
   "008_streams": m008,
+  "009_speakers": m009,
 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,

@@ -103,6 +103,21 @@ export interface StreamUsageTable {
   audio_s: number;
 }
 
+/** A known speaker (migration 009, src/storage/speakers.ts): the voiceprint only, never audio. */
+export interface SpeakersTable {
+  id: string;
+  client_id: string;
+  name: string;
+  /** The embedding model and recipe that made `embedding` (the engine's `voiceprint` op names it). */
+  model: string;
+  /** JSON array of numbers: the unit-norm voiceprint. */
+  embedding: string;
+  /** Seconds of speech the voiceprint was made from. */
+  speech_s: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   jobs: JobsTable;
@@ -110,4 +125,5 @@ export interface Database {
   task_checkpoints: TaskCheckpointsTable;
   stream_sessions: StreamSessionsTable;
   stream_usage: StreamUsageTable;
+  speakers: SpeakersTable;
 }

@@ -11,7 +11,7 @@ interface Operation {
 }
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-const doc = openApiDocument({ metrics: true }) as unknown as {
+const doc = openApiDocument({ metrics: true, speakers: true }) as unknown as {
   paths: Record<string, Record<string, Operation | undefined> | undefined>;
   components: unknown;
 };

@@ -12,9 +12,11 @@ import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { openStore } from "../../src/storage/db.js";
 
-export async function inProcessApp(): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+export async function inProcessApp(
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-sec-"));
-  const config = loadConfig({ SORI_DATA_DIR: dataDir, SORI_LOG_LEVEL: "silent", SORI_WORKERS: "0" });
+  const config = loadConfig({ SORI_DATA_DIR: dataDir, SORI_LOG_LEVEL: "silent", SORI_WORKERS: "0", ...env });
   const store = await openStore(config);
   const tokens = tokenIssuer(loadSigningKey(dataDir), config.tokenTtlS);
   const app = await buildServer(

@@ -31,6 +31,9 @@ export interface TranscribeConfig {
     types?: ("phone" | "card" | "account" | "national_id" | "email" | "dob" | "address" | "name")[];
     mode?: "mask" | "asterisks" | "hash";
   };
+  /** sori only, with use_diarization or use_multi_channel where the server enables it: name the speakers who match
+   * the client's enrolled voices (docs/speakers.md); an empty list means all of them. */
+  speaker_identification?: { speakers?: string[] };
 }
 
 export interface Word {
@@ -47,6 +50,8 @@ export interface Utterance {
   spk: number;
   /** Always "NORMAL" in a read response, as the real service sends it; absent in stored results. */
   spk_type?: string;
+  /** sori only: the enrolled speaker's name, when the job asked for speaker_identification and the voice matched. */
+  spk_name?: string;
   lang: string;
   words?: Word[];
 }

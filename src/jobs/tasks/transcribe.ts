@@ -1,5 +1,6 @@
 // The transcribe task: the job's base result (pipeline and insight), and the refinement it asked for.
 import { runJobPipeline } from "../../pipeline/job.js";
+import { listSpeakers } from "../../storage/speakers.js";
 import { readJobConfig } from "../../storage/stored.js";
 import type { TaskCompletion } from "../../storage/tasks.js";
 import { toFailure } from "../failure.js";
@@ -13,8 +14,11 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
     async run({ job, audioPath, onProgress, log, checkpoints }: TaskContext): Promise<TaskCompletion> {
       const jobConfig = readJobConfig(job.config);
       const started = Date.now();
+      // The voices it may name, as they are now: a speaker deleted since the submit is no longer named.
+      const ids = jobConfig.speaker_identification?.speakers;
+      const knownSpeakers = ids ? await listSpeakers(deps.store, job.client_id, ids.length ? ids : undefined) : [];
       const { results, insightError } = await runJobPipeline(
-        { config: jobConfig, audioPath, maxAudioS: config.maxAudioS },
+        { config: jobConfig, audioPath, maxAudioS: config.maxAudioS, knownSpeakers },
         {
           engine,
           models,

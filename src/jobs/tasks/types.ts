@@ -6,6 +6,7 @@ import type { Engine } from "../../engine/client.js";
 import type { ModelRegistry } from "../../engine/models.js";
 import type { LlmBackend } from "../../insight/index.js";
 import type { RefinerSettings } from "../../refine/refiner.js";
+import type { Store } from "../../storage/db.js";
 import type { JobRow } from "../../storage/jobs.js";
 import type { TaskCompletion, TaskRow } from "../../storage/tasks.js";
 import type { TaskCheckpoints } from "../checkpoints.js";
@@ -25,6 +26,8 @@ export interface TaskContext {
 /** What the task functions of one worker share. */
 export interface TaskDeps {
   engine: Engine;
+  /** The job store: the transcribe task reads the known speakers a job may name (docs/speakers.md). */
+  store: Store;
   models: ModelRegistry;
   config: Config;
   insight: LlmBackend | null;

@@ -1,0 +1,208 @@
+"""The `voiceprint` op (docs/engine.md): one speaker embedding per voice, for known speakers (docs/speakers.md).
+
+A request names voices; each voice is speech from one or more parts: a file (or one channel of it), either whole
+(its speech found as diarization finds it: segmentation-3.0 joined with Silero VAD) or only the given spans (a
+diarized speaker's turns, which are speech already). The speech is cut into pieces of at most `piece_s` and CAM++
+embeds each piece whole (diarization/embedders.py with one window per piece); a voice's embedding is the mean of its
+unit-norm piece embeddings weighted by length, unit-norm. With `count_voices`, the voice's speech is also embedded
+in diarization's 1 s windows and clustered as diarization estimates a count (clustering.py, unchanged): an
+enrollment whose audio holds several voices is refused by the service.
+
+`MODEL` names the embedding model and this recipe: a stored voiceprint is only ever compared with one of the same
+`MODEL` (the service refuses otherwise), so a change to either makes a new name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import audio
+from .diarization import CAMPPLUS_CONFIG, embed_blocks
+from .diarization.clustering import cluster
+from .diarization.embedders import CampplusEmbedder
+from .diarization.models.weights import CAMPPLUS
+from .diarization.pipeline import SAMPLE_RATE
+from .diarization.regions import HOP, split_long
+from .diarization.turns import FRAME_S
+from .protocol import bad_request
+
+MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10"
+PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)
+MAX_VOICES = 64
+MAX_PARTS = 16
+MAX_SPANS = 100_000
+
+
+@dataclass(frozen=True)
+class Part:
+    audio_path: str
+    channel: int | None = None
+    spans: tuple[tuple[float, float], ...] | None = None  # seconds; None: find the speech in the whole part
+
+
+@dataclass(frozen=True)
+class VoiceprintParams:
+    voices: tuple[tuple[Part, ...], ...]
+    count_voices: bool = False
+    max_duration_s: float | None = None
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _part(obj: Any) -> Part:
+    if not isinstance(obj, dict):
+        raise bad_request("each part must be an object")
+    path = obj.get("audio_path")
+    if not isinstance(path, str) or not path:
+        raise bad_request("field audio_path must be a non-empty string")
+    channel = obj.get("channel")
+    if channel is not None and (not isinstance(channel, int) or isinstance(channel, bool) or channel < 0):
+        raise bad_request("field channel must be an integer >= 0")
+    spans = obj.get("spans")
+    if spans is not None:
+        ok = isinstance(spans, list) and len(spans) <= MAX_SPANS
+        ok = ok and all(
+            isinstance(s, list) and len(s) == 2 and _finite(s[0]) and _finite(s[1]) and 0 <= s[0] <= s[1] for s in spans
+        )
+        if not ok:
+            raise bad_request(f"field spans must be a list of at most {MAX_SPANS} [start, end] seconds")
+        spans = tuple(sorted((float(a), float(b)) for a, b in spans))
+    return Part(path, channel, spans)
+
+
+def parse_voiceprint(params: Mapping[str, Any]) -> VoiceprintParams:
+    voices = params.get("voices")
+    if not isinstance(voices, list) or not 1 <= len(voices) <= MAX_VOICES:
+        raise bad_request(f"field voices must be a list of 1 to {MAX_VOICES} voices")
+    parsed = []
+    for v in voices:
+        parts = v.get("parts") if isinstance(v, dict) else None
+        if not isinstance(parts, list) or not 1 <= len(parts) <= MAX_PARTS:
+            raise bad_request(f"each voice needs parts: a list of 1 to {MAX_PARTS} parts")
+        parsed.append(tuple(_part(p) for p in parts))
+    count = params.get("count_voices", False)
+    if not isinstance(count, bool):
+        raise bad_request("field count_voices must be a boolean")
+    max_duration = params.get("max_duration_s")
+    if max_duration is not None and (not _finite(max_duration) or max_duration <= 0):
+        raise bad_request("field max_duration_s must be a number > 0")
+    return VoiceprintParams(tuple(parsed), count, float(max_duration) if max_duration is not None else None)
+
+
+@dataclass
+class _Voice:
+    pieces: list[np.ndarray] = dataclasses.field(default_factory=list)
+    weights: list[float] = dataclasses.field(default_factory=list)
+    windows: list[np.ndarray] = dataclasses.field(default_factory=list)  # 1 s windows, for count_voices
+    speech_frames: int = 0
+    count: bool = False  # count the voices in its speech
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"speech_s": round(self.speech_frames * FRAME_S, 2), "embedding": None}
+        if self.pieces:
+            emb = np.average(np.stack(self.pieces), axis=0, weights=np.asarray(self.weights))
+            emb /= max(float(np.linalg.norm(emb)), 1e-8)
+            out["embedding"] = [round(float(x), 6) for x in emb]
+        if self.count:
+            win = np.concatenate(self.windows) if self.windows else np.zeros((0, 192), np.float32)
+            out["voices"] = int(cluster(win, 0, CAMPPLUS_CONFIG).max()) + 1 if win.shape[0] else 0
+        return out
+
+
+class _Embedders:
+    """One voice's CAM++ embedders over units of one file: each unit whole, and with `windows` also in
+    diarization's 1 s windows (for count_voices)."""
+
+    def __init__(self, n_samples: int, windows: bool) -> None:
+        self.whole = CampplusEmbedder(PIECE_CONFIG, n_samples)
+        self.win = CampplusEmbedder(CAMPPLUS_CONFIG, n_samples) if windows else None
+
+    def add(self, unit: tuple[int, int], samples: np.ndarray) -> None:
+        self.whole.add(unit, samples)
+        if self.win is not None:
+            self.win.add(unit, samples)
+
+    def into(self, voice: _Voice) -> None:
+        got, emb = self.whole.result()
+        voice.pieces.extend(emb)
+        voice.weights.extend(float(b - a) for a, b in got)
+        if self.win is not None:
+            voice.windows.append(self.win.result()[1])
+
+
+def _embed_file(
+    blocks: Callable[[], Any],
+    n_samples: int,
+    units: list[tuple[int, list[tuple[int, int]]]],
+    voices: list[_Voice],
+    windows: bool,
+) -> None:
+    """Every voice's units (frames) of one file in one pass over it: (voice index, its units); with `windows` also
+    the 1 s windows that count_voices clusters."""
+    piece = max(1, round(CAMPPLUS_CONFIG.piece_s / FRAME_S))
+    embedders: dict[int, _Embedders] = {}
+    spans: list[tuple[tuple[int, tuple[int, int]], tuple[int, int]]] = []
+    for vi, own in units:
+        voices[vi].speech_frames += sum(b - a for a, b in own)
+        emb = embedders.setdefault(vi, _Embedders(n_samples, windows))
+        spans.extend(((vi, u), sp) for u in split_long(own, piece) if (sp := emb.whole.span(u)) is not None)
+    spans.sort(key=lambda s: s[1][0])
+    for (vi, unit), samples in audio.cut_spans(blocks(), spans):
+        embedders[vi].add(unit, samples)
+    for vi, emb in embedders.items():
+        emb.into(voices[vi])
+
+
+def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+    voices = [_Voice(count=params.count_voices) for _ in params.voices]
+    whole: list[tuple[int, Part]] = []
+    by_file: dict[tuple[str, int | None], list[tuple[int, Part]]] = {}
+    for vi, parts in enumerate(params.voices):
+        for part in parts:
+            if part.spans is None:
+                whole.append((vi, part))
+            else:
+                by_file.setdefault((part.audio_path, part.channel), []).append((vi, part))
+    steps = len(whole) + len(by_file)
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done / steps)
+
+    for vi, part in whole:
+
+        def blocks(p: Part = part) -> Any:
+            return audio.stream(p.audio_path, params.max_duration_s, p.channel)
+
+        # The whole part: its speech as diarization finds it (segmentation-3.0 and Silero VAD), whose 1 s window
+        # embeddings are what count_voices clusters.
+        em = embed_blocks(blocks, CAMPPLUS_CONFIG)
+        if params.count_voices and em.emb.shape[0]:
+            voices[vi].windows.append(em.emb)
+        _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, windows=False)
+        step()
+    for (path, channel), file_parts in by_file.items():
+
+        def file_blocks(path: str = path, channel: int | None = channel) -> Any:
+            return audio.stream(path, params.max_duration_s, channel)
+
+        n = sum(b.shape[0] for b in file_blocks())
+        last = n // HOP
+        units = []
+        for vi, part in file_parts:
+            frames = [(round(a / FRAME_S), min(last, round(b / FRAME_S))) for a, b in part.spans or ()]
+            units.append((vi, [(a, b) for a, b in frames if b > a]))
+        _embed_file(file_blocks, n, units, voices, params.count_voices)
+        step()
+    return {"model": MODEL, "voices": [v.to_json() for v in voices]}

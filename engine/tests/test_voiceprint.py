@@ -1,0 +1,88 @@
+"""The `voiceprint` op (known speakers, docs/speakers.md): its parameters, and on real speech that a voice's
+embedding is closer to the same speaker's other clips than to another speaker's, that given spans are embedded
+alone, and that a dialogue of two voices counts as two."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Engine
+
+from sori_engine import voiceprint
+from sori_engine.protocol import EngineError
+
+K = "ko/deeply_"
+A = [K + "anechoic_sub100120a00053.wav", K + "anechoic_sub100121a00071.wav", K + "anechoic_sub100120a00213.wav"]
+B = [K + "anechoic_sub100122a00074.wav", K + "anechoic_sub100122a00037.wav", K + "anechoic_sub100120a00077.wav"]
+DIALOGUE = "multi/deeply_ko_dialogue_constructed.wav"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"voices": []},
+        {"voices": [{}]},
+        {"voices": [{"parts": [{"audio_path": ""}]}]},
+        {"voices": [{"parts": [{"audio_path": "/x.wav", "channel": -1}]}]},
+        {"voices": [{"parts": [{"audio_path": "/x.wav", "spans": [[2, 1]]}]}]},
+        {"voices": [{"parts": [{"audio_path": "/x.wav", "spans": [[0, "1"]]}]}]},
+        {"voices": [{"parts": [{"audio_path": "/x.wav"}]}], "count_voices": 1},
+        {"voices": [{"parts": [{"audio_path": "/x.wav"}]}], "max_duration_s": 0},
+        {"voices": [{"parts": [{"audio_path": "/x.wav"}] * 17}]},
+    ],
+)
+def test_bad_parameters(params: dict) -> None:
+    with pytest.raises(EngineError) as e:
+        voiceprint.parse_voiceprint(params)
+    assert e.value.code == "bad_request"
+
+
+def _run(testdata: Path, voices: list[list[dict]], count: bool = False) -> dict:
+    for parts in voices:
+        for p in parts:
+            p["audio_path"] = str(testdata / p["audio_path"])
+    params = {"voices": [{"parts": parts} for parts in voices], "count_voices": count}
+    return voiceprint.voiceprint(voiceprint.parse_voiceprint(params))
+
+
+def test_same_speaker_closer_than_another(testdata: Path) -> None:
+    r = _run(testdata, [[{"audio_path": f} for f in A[:2]], [{"audio_path": A[2]}], [{"audio_path": B[0]}]])
+    assert r["model"] == voiceprint.MODEL
+    e = np.array([v["embedding"] for v in r["voices"]])
+    assert e.shape == (3, 192)
+    assert np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-4)
+    assert e[0] @ e[1] > 0.6  # the same woman, another clip
+    assert e[0] @ e[2] < 0.45  # the other woman
+    assert 8 < r["voices"][0]["speech_s"] < 11
+
+
+def test_spans_embed_only_that_speech_and_count_voices(testdata: Path) -> None:
+    # The dialogue's reference turns: its first speaker's speech alone is one voice, the whole file two.
+    turns = [ln.split() for ln in (testdata / DIALOGUE.replace(".wav", ".rttm")).read_text().splitlines()]
+    first = turns[0][7]
+    spans = [[float(t[3]), float(t[3]) + float(t[4])] for t in turns if t[7] == first]
+    r = _run(
+        testdata,
+        [
+            [{"audio_path": DIALOGUE, "spans": spans}],
+            [{"audio_path": DIALOGUE}],
+            [{"audio_path": DIALOGUE, "spans": []}],
+        ],
+        count=True,
+    )
+    alone, whole, empty = r["voices"]
+    assert alone["voices"] == 1
+    assert whole["voices"] == 2
+    assert alone["speech_s"] == pytest.approx(sum(b - a for a, b in spans), abs=0.5)
+    assert empty == {"speech_s": 0.0, "embedding": None, "voices": 0}
+
+
+def test_voiceprint_op(engine: Engine, testdata: Path) -> None:
+    reply = engine.call("voiceprint", {"voices": [{"parts": [{"audio_path": str(testdata / A[0])}]}]})
+    assert reply.result["model"] == voiceprint.MODEL
+    assert len(reply.result["voices"][0]["embedding"]) == 192
+    bad = {"voices": [{"parts": [{"audio_path": "/nonexistent/file.wav"}]}]}
+    assert engine.call("voiceprint", bad).error_code == "audio_decode_failed"
