@@ -90,8 +90,9 @@ def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, 
 def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[str, Any]) -> None:
     """A rest (the speech after an early stop) is decoded to at most `rest_tokens_per_s` tokens per second and
     `rest_tokens_min` more; one that reaches the cap is a repetition loop and gives no text. JFK (11 s, about 30
-    tokens) stands in for a rest: under a cap (9 tokens per second: 109) it is kept, with the cap lowered to 5 tokens
-    (its decode stopped there) it is dropped."""
+    tokens) stands in for a rest: under a cap (9 tokens per second: 109) it is kept; with the cap lowered to 5 tokens
+    (its decode stopped there) it is dropped where it holds less than `missing_s` of speech, and decoded again with
+    the temperature fallback where it holds more (a loop over that much speech is the decoder lost, not silence)."""
     jfk = audio_io.decode(str(testdata / JFK))
     chunks = [[{"start": 0, "end": jfk.shape[0]}]]
     wm = models.get_model(ModelConfig(**model))
@@ -104,7 +105,9 @@ def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[
     nine = replace(DEFAULT, rest_tokens_per_s=9)
     assert verdicts.rest_tokens(11.0, wm.max_length, nine) == 109
     assert transcripts.cer(rest_text(nine), transcripts.reference(testdata, JFK)) <= 0.3
-    assert rest_text(replace(DEFAULT, rest_tokens_per_s=0, rest_tokens_min=5)) == ""
+    capped = replace(DEFAULT, rest_tokens_per_s=0, rest_tokens_min=5)
+    assert rest_text(replace(capped, missing_s=60.0)) == ""
+    assert transcripts.cer(rest_text(capped), transcripts.reference(testdata, JFK)) <= 0.3
 
 
 # ------------------------------------------------------------------------------------------------ suspect chunks
