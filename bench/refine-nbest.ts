@@ -24,8 +24,8 @@ import type { RefineDecode, RefineResult } from "../src/engine/refineProtocol.js
 import { languageName } from "../src/insight/prompt.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, finalText, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
-import { manifest, normalEdits, Tally } from "./cer.js";
-import { TESTDATA } from "./paths.js";
+import { clips, normalEdits, Tally } from "../test/helpers/cer.js";
+import { TESTDATA } from "../test/helpers/paths.js";
 import { lmScores } from "./refine/lmScore.js";
 import { DEFAULT_RESCORE, rescoreNBest, type ScoredText } from "./refine/nbest.js";
 
@@ -101,7 +101,7 @@ async function acoustic(lang: string): Promise<LangRun> {
     : [{ beam_size: Math.max(5, n), patience: 1, prompt_previous: false, num_hypotheses: n }];
   const run: LangRun = { files: [], cpu: { base: 0, nbest: 0, lm: 0 } };
   try {
-    for (const row of manifest(args.testdata!, [lang]).slice(0, Number(args["max-files"]))) {
+    for (const row of clips(args.testdata!, [lang]).slice(0, Number(args["max-files"]))) {
       const jobConfig = jobConfigOf(lang);
       const audioPath = path.join(args.testdata!, row.file);
       const c0 = procCpuS(engine.pid);

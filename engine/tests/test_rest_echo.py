@@ -18,13 +18,13 @@ import transcripts
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import Word as FwWord
 from fw_segments import fw_segment as segment
-from wav_files import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import transcriber
 from sori_engine.hallucination import normalize
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_engine.rest_echo import without_echo
+from sori_eval.wav import write_wav
 
 SR = transcriber.SR
 CALLS = ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321")
