@@ -29,8 +29,8 @@ import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";
 import { clips, Tally } from "../test/helpers/cer.js";
-import { factsKept, loadEvalSet } from "./insight/evalset.js";
 import { ROOT, TESTDATA } from "../test/helpers/paths.js";
+import { factsKept, loadEvalSet } from "./insight/evalset.js";
 
 const { values: args } = parseArgs({
   options: {

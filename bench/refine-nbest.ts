@@ -9,7 +9,7 @@
 // The engine and LLM results are cached in --cache (delete it to measure again).
 //
 //   OMP_NUM_THREADS=1 nice -n 10 npx tsx bench/refine-nbest.ts --langs ko,ja,en --max-files 10 --n 5
-//   (a noisy/phone set: bench/refine-degrade.py --condition amr --out DIR, then --testdata DIR --tag amr)
+//   (a noisy/phone set: bench/refine-degrade.py at fdf3214 --condition amr --out DIR, then --testdata DIR --tag amr)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -40,7 +40,7 @@ const { values: args } = parseArgs({
     threads: { type: "string", default: "1" },
     cache: { type: "string", default: "/tmp/sori-refine-nbest" },
     model: { type: "string" },
-    /** Another test set laid out like ../shared/testdata (e.g. from bench/refine-degrade.py), and its cache tag. */
+    /** Another test set laid out like ../shared/testdata (e.g. from bench/refine-degrade.py at fdf3214), and its cache tag. */
     testdata: { type: "string", default: TESTDATA },
     tag: { type: "string", default: "clean" },
     /** Other decodes than the N-best one (JSON, as the engine takes them), e.g. the earlier default; with

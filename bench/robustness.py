@@ -47,32 +47,20 @@ today's main and "after" this tree, with the same models and inputs:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTDATA = ROOT.parent / "shared" / "testdata"
+sys.path.insert(0, str(ROOT / "engine"))  # sori_eval; the engine under test is chosen next
+from sori_eval import engine_under_test  # noqa: E402
+
+engine_under_test.select(sys.argv)  # --engine-root, before the engine is imported
 SR = 16000
-
-
-def _engine_root() -> Path:
-    """Parse --engine-root before importing the engine, so the chosen checkout's sori_engine is the one loaded."""
-    for i, arg in enumerate(sys.argv):
-        if arg == "--engine-root" and i + 1 < len(sys.argv):
-            return Path(sys.argv[i + 1]).resolve()
-        if arg.startswith("--engine-root="):
-            return Path(arg.split("=", 1)[1]).resolve()
-    return ROOT
-
-
-sys.path.insert(0, str(_engine_root() / "engine"))
 
 import av  # noqa: E402
 import numpy as np  # noqa: E402
@@ -81,89 +69,16 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 from sori_engine import transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
+from sori_eval.scoring import chars, inserted  # noqa: E402  (the one normal form; the hallucination count)
+from sori_eval.testdata import TESTDATA, clips  # noqa: E402
 
-import rtf  # noqa: E402, I001  (--set's reading of engine constants; its engine import finds the one above loaded)
 
 # ------------------------------------------------------------------------------------------------ scoring
-def _keep(ch: str) -> bool:
-    return unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()
-
-
-def norm_chars(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if _keep(ch))
-
-
-def _distance(ref: str, hyp: str) -> np.ndarray:
-    d = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int32)
-    d[:, 0] = np.arange(len(ref) + 1)
-    d[0, :] = np.arange(len(hyp) + 1)
-    for i in range(1, len(ref) + 1):
-        for j in range(1, len(hyp) + 1):
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
-    return d
-
-
-def _trailing(ref: str, hyp: str, d: np.ndarray) -> int:
-    """Hyp characters after the last one aligned to a reference character, on an optimal alignment that puts
-    insertions as late as it can (so an invented tail is counted as inserted, not as substitutions)."""
-    i, j = len(ref), len(hyp)
-    while i > 0 and j > 0 and d[i, j] == d[i, j - 1] + 1:
-        j -= 1
-    return len(hyp) - j if i > 0 else len(hyp)
-
-
-def align(ref: str, hyp: str) -> tuple[int, int, int]:
-    """Edit distance of ref and hyp (normalized characters) and the hyp span [first, last) aligned to reference
-    characters; hyp characters outside it are insertions before/after the reference."""
-    d = _distance(ref, hyp)
-    after = _trailing(ref, hyp, d)
-    before = _trailing(ref[::-1], hyp[::-1], _distance(ref[::-1], hyp[::-1])) if len(hyp) > after else 0
-    last = len(hyp) - after
-    return int(d[-1, -1]), min(before, last), last
-
-
-def _edge_substitutions(ref: str, hyp: str) -> int:
-    """Substituted characters at the end of an optimal alignment of ref and hyp, up to the last matching one."""
-    d = _distance(ref, hyp)
-    i, j, subs = len(ref), len(hyp), 0
-    while i > 0 and j > 0 and ref[i - 1] != hyp[j - 1] and d[i, j] == d[i - 1, j - 1] + 1:
-        i, j, subs = i - 1, j - 1, subs + 1
-    return subs
-
-
-def inserted(ref_text: str, hyp_text: str) -> tuple[int, int, int]:
-    """(edits, inserted words, inserted characters) outside the reference's span.
-
-    Characters outside count as an inserted word (the whitespace token holding them) unless they are a spill: no more
-    of them on that side than the reference's edge characters the hypothesis gets wrong there, i.e. the reference's
-    first/last words written longer (a kana reading of a kanji word: きょうちょうは for 気象庁は puts 3 characters
-    before the reference, against 3 substituted). Invented text after correctly heard last words has no substituted
-    edge, so it always counts. Spilled characters still count in the characters figure."""
-    ref, hyp = norm_chars(ref_text), norm_chars(hyp_text)
-    edits, first, last = align(ref, hyp)
-    outside = set(range(first)) | set(range(last, len(hyp)))
-    if not outside:
-        return edits, 0, 0
-    counted = set(outside)
-    if first and first <= _edge_substitutions(ref[::-1], hyp[first:last][::-1]):
-        counted -= set(range(first))
-    if last < len(hyp) and len(hyp) - last <= _edge_substitutions(ref, hyp[first:last]):
-        counted -= set(range(last, len(hyp)))
-    words, pos = 0, 0  # map normalized hyp characters back to the hypothesis' whitespace tokens
-    for token in hyp_text.split():
-        size = len(norm_chars(token))
-        if size and any(k in counted for k in range(pos, pos + size)):
-            words += 1
-        pos += size
-    return edits, words, len(outside)
-
-
 LOOP = re.compile(r"(.{2,}?)\1{2,}")
 
 
 def looping(text: str) -> bool:
-    chars = norm_chars(text)
-    return bool(LOOP.search(chars)) or (len(text) > 10 and get_compression_ratio(text) > 2.4)
+    return bool(LOOP.search(chars(text))) or (len(text) > 10 and get_compression_ratio(text) > 2.4)
 
 
 # ------------------------------------------------------------------------------------------------ conditions
@@ -316,11 +231,9 @@ def service_requests(args: argparse.Namespace, langs: list[str]) -> dict[str, di
 
 
 def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict]:
-    with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if r["transcript"]]
     out = []
     for lang in langs:
-        files = sorted((r for r in rows if r["local_file"].startswith(lang + "/")), key=lambda r: r["local_file"])
+        files = [{"local_file": c.file, "lang": c.lang, "transcript": c.reference} for c in clips([lang])]
         if max_s < 1e9:  # decoding every file only to skip the long ones costs CPU: not when none is skipped
             files = [r for r in files if len(decode(str(TESTDATA / r["local_file"]))) <= max_s * SR]
         out += files[:max_files] if max_files else files
@@ -357,7 +270,7 @@ def main() -> None:
     if args.compare:
         return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
     for assignment in args.set:
-        rtf.set_constant(assignment)
+        engine_under_test.set_constant(assignment)
 
     rows = manifest(args.langs.split(","), args.max_files, args.max_s)
     if args.files:
@@ -384,12 +297,12 @@ def main() -> None:
                 req = parse_transcribe({**requests[r["lang"]], "audio_path": str(path)})  # model_name: ignored
                 out = transcriber.transcribe(req, lambda _f: None)
                 hyp = " ".join(s.text.strip() for s in out.segments)
-                edits, ins_w, ins_c = inserted(r["transcript"], hyp)
+                edits, ins_w, ins_c = inserted(r["transcript"], hyp, r["lang"])
                 loops = int(any(looping(s.text) for s in out.segments)
                             or (looping(hyp) and not looping(r["transcript"])))
                 acc = per_lang[r["lang"]]
                 acc["edits"] += edits
-                acc["chars"] += len(norm_chars(r["transcript"]))
+                acc["chars"] += len(chars(r["transcript"], r["lang"]))
                 acc["ins"] += ins_w
                 acc["ins_ch"] += ins_c
                 acc["loops"] += loops
@@ -426,10 +339,10 @@ def score(data: dict) -> tuple[dict[str, dict], list[dict]]:
         row = table.setdefault(f["condition"], {"condition": f["condition"], "cpu_s": cpu.get(f["condition"], 0.0)})
         acc = row.setdefault(lang, {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0})
         ref = refs[f["file"]]
-        edits, ins_w, ins_c = inserted(ref, f["hyp"])
+        edits, ins_w, ins_c = inserted(ref, f["hyp"], lang)
         loops = int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
         acc["edits"] += edits
-        acc["chars"] += len(norm_chars(ref))
+        acc["chars"] += len(chars(ref, lang))
         acc["ins"] += ins_w
         acc["ins_ch"] += ins_c
         acc["loops"] += loops
