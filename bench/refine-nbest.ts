@@ -4,7 +4,7 @@
 // log-probability (the current text scored the same way); the LLM (the embedded GGUF, node-llama-cpp) scores each
 // text's mean token log-probability after the previous utterance (and the job's keywords); nbest.ts picks
 // argmax acoustic + lambda * lm. Every --lambdas x --margins pair is evaluated on the same scores. Prints, per
-// language, base -> refined CER (bench/cer.ts), utterances changed, files better / worse, and CPU seconds per minute
+// language, base -> refined CER (test/helpers/cer.ts), utterances changed, files better / worse, and CPU seconds per minute
 // of audio of the base pass, the N-best decode + scoring (engine process) and the LLM scoring (this process).
 // The engine and LLM results are cached in --cache (delete it to measure again).
 //

@@ -2,7 +2,7 @@
 
     laid_out(name)      ko / ja: the language's clips end to end; en: the two 60 s earnings-call clips; a gap of
                         `gap_s` seconds of digital silence ("zeros") or room tone ("tone", -50 dBFS) after each
-                        (bench/rtf.py; its default layout `z1`, 1 s of silence, is the `ko26` input of bench/profile.py)
+                        (bench/rtf.py; its default layout is `z1`, 1 s of silence)
     build_mix(out)      the throughput mix (bench/throughput.ts): Korean calls of 1-5 minutes, the ja and en files,
                         one 1-hour recording (`scale` "full"), with mix.json
     long_recording()    hours of speech written block by block (bench/memory.py, bench/resume.ts)
