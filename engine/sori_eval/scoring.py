@@ -18,8 +18,8 @@ Normal form of a text in language `lang` (`words`), in this order:
    categories L, M, N) is a word break: punctuation, symbols and spaces leave the characters.
 
 `chars` is the words joined: the CER's units, so spacing (which Korean writes loosely and Japanese not at all) and
-punctuation never count. The rates are corpus level where summed (`Tally`): edits over reference units, so a long
-file weighs more than a short one.
+punctuation never count. A benchmark sums edits and reference units over its files (corpus level), so a long file
+weighs more than a short one.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 SPEAKER_TAG = re.compile(r"\[spk\w*\]", re.IGNORECASE)
 NUMBER = re.compile(r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?")
@@ -164,39 +163,6 @@ def wer(hyp: str, ref: str, lang: str = "") -> float:
     """Word error rate over the normal form's words."""
     r = words(ref, lang)
     return edit_distance(words(hyp, lang), r) / max(1, len(r))
-
-
-@dataclass
-class Tally:
-    """Corpus-level rates over many files: summed edits over summed reference units."""
-
-    char_edits: int = 0
-    char_ref: int = 0
-    word_edits: int = 0
-    word_ref: int = 0
-    files: int = 0
-    per_file: list[float] = field(default_factory=list)
-
-    def add(self, hyp: str, ref: str, lang: str = "") -> int:
-        """Counts one file; returns its character edits."""
-        h, r = chars(hyp, lang), chars(ref, lang)
-        e = edit_distance(h, r)
-        self.char_edits += e
-        self.char_ref += len(r)
-        hw, rw = words(hyp, lang), words(ref, lang)
-        self.word_edits += edit_distance(hw, rw)
-        self.word_ref += len(rw)
-        self.files += 1
-        self.per_file.append(e / max(1, len(r)))
-        return e
-
-    @property
-    def cer(self) -> float:
-        return self.char_edits / max(1, self.char_ref)
-
-    @property
-    def wer(self) -> float:
-        return self.word_edits / max(1, self.word_ref)
 
 
 # ------------------------------------------------------------------------------------------------ text beyond the reference

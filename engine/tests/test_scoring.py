@@ -54,11 +54,3 @@ def test_a_spilled_first_word_is_not_an_inserted_word() -> None:
 def test_a_phrase_after_a_misheard_last_word_is_inserted() -> None:
     # 2 substituted edge characters (注意 -> 中位) cannot account for the 7 that follow
     assert scoring.inserted("十分注意", "十分中位ご視聴ありがとう", "ja")[1] == 1
-
-
-def test_tally_is_corpus_level() -> None:
-    t = scoring.Tally()
-    t.add("ask not", "ask not", "en")
-    t.add("", "ab", "en")
-    assert (t.char_edits, t.char_ref, t.files) == (2, 8, 2)
-    assert t.cer == 0.25
