@@ -45,7 +45,7 @@ lint: node_modules/.installed $(VENV)/.installed
 	npx biome check
 	$(VENV)/bin/ruff check engine
 	$(VENV)/bin/ruff format --check engine
-	cd engine && ../$(VENV)/bin/mypy sori_engine
+	cd engine && ../$(VENV)/bin/mypy sori_engine sori_eval
 
 format: node_modules/.installed $(VENV)/.installed
 	npx biome format --write

@@ -28,9 +28,9 @@ import { MAX_COPY_RATE } from "../src/insight/schema.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";
-import { manifest, Tally } from "./cer.js";
+import { clips, Tally } from "../test/helpers/cer.js";
+import { ROOT, TESTDATA } from "../test/helpers/paths.js";
 import { factsKept, loadEvalSet } from "./insight/evalset.js";
-import { ROOT, TESTDATA } from "./paths.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
         let refineMs = 0;
         let changed = 0;
         let utterances = 0;
-        for (const row of manifest(TESTDATA, [lang]).slice(skip, max)) {
+        for (const row of clips(TESTDATA, [lang]).slice(skip, max)) {
           const jobConfig = parseJobConfig(JSON.stringify({ language: lang, use_refinement: true }));
           const audioPath = path.join(TESTDATA, row.file);
           const t0 = Date.now();
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
           }
         }
         out.push(
-          `refinement ${lang}: ${manifest(TESTDATA, [lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`,
+          `refinement ${lang}: ${clips(TESTDATA, [lang]).slice(skip, max).length} files, ${audioS.toFixed(1)} s of audio, ${changed}/${utterances} utterances changed`,
         );
         out.push(`  base            ${base.line()}`);
         for (const [m, t] of refined) out.push(`  refined margin/votes=${m}  ${t.line()}`);

@@ -30,36 +30,13 @@ import sys
 import tempfile
 import threading
 import time
-import wave
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
-from sori_engine import audio as audio_io  # noqa: E402
-
-TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
-SR = audio_io.SAMPLE_RATE
-
-
-def build(path: Path, hours: float, block_s: float) -> float:
-    """Writes the input block by block (never whole in memory here either); returns its length in seconds."""
-    clips = [audio_io.decode(str(p)) for p in sorted((TESTDATA / "ko").glob("*.wav"))]
-    gap = np.zeros(SR, dtype=np.float32)
-    speech = np.concatenate([x for c in clips for x in (c, gap)])
-    block = np.zeros(int(block_s * SR), dtype=np.float32)
-    block[: speech.shape[0]] = speech[: block.shape[0]]
-    pcm = (np.clip(block, -1, 1 - 1 / 32768) * 32768).astype("<i2").tobytes()
-    n_blocks = int(round(hours * 3600 / block_s))
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SR)
-        for _ in range(n_blocks):
-            w.writeframes(pcm)
-    return n_blocks * block_s
+from sori_eval.inputs import long_recording  # noqa: E402
 
 
 def hwm_kib(pid: int) -> int | None:
@@ -149,7 +126,7 @@ def main() -> int:
     try:
         for h in (float(x) for x in args.hours.split(",")):
             path = tmp / f"long_{h:g}h.wav"
-            audio_s = build(path, h, args.block_s)
+            audio_s = long_recording(path, h, args.block_s)
             r = run(
                 ["node", "--import", "tsx", str(ROOT / "src" / "cli" / "main.ts"), "transcribe", str(path),
                  "--no-progress", "--config", args.config]

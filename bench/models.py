@@ -34,11 +34,10 @@ One row per (configuration, language):
     cpuRTF   CPU time of this process (all threads) / audio s: less sensitive than RTF to other work on the machine.
     load s   seconds to load the model (once per process; configurations that differ only in beam size or VAD
              share the loaded model and show the same figure).
-    CER      character error rate: edit distance between reference and hypothesis characters after NFKC,
-             lower-casing and removing all whitespace, punctuation and symbols (Unicode categories Z*, P*, S*);
-             corpus level: sum of edits over sum of reference lengths, so long files weigh more. Digits and spelled
-             numbers are not reconciled ("20일" vs "이십 일" counts as errors).
-    WER      (en only) word error rate, same normalisation but split on whitespace, apostrophes dropped.
+    CER      normalized character error rate in the one normal form of the tests and benches
+             (engine/sori_eval/scoring.py: NFKC, lower case, numbers read out for ko/ja/en, punctuation and spaces
+             removed); corpus level: sum of edits over sum of reference lengths, so long files weigh more.
+    WER      (en only) word error rate over the same normal form's words.
 
 Timings depend on the machine and on whatever else runs on it: compare rows from one run.
 """
@@ -46,7 +45,6 @@ Timings depend on the machine and on whatever else runs on it: compare rows from
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import os
@@ -55,8 +53,6 @@ import re
 import sys
 import tempfile
 import time
-import unicodedata
-import wave
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,13 +61,17 @@ import ctranslate2
 import faster_whisper
 import numpy as np
 
-from sori_engine import audio as audio_io
-from sori_engine import models, transcriber
-from sori_engine.protocol import ModelConfig, TranscribeParams
-from sori_engine.transcriber import transcribe
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))  # this checkout's engine and sori_eval
+
+from sori_engine import audio as audio_io  # noqa: E402
+from sori_engine import models, transcriber  # noqa: E402
+from sori_engine.protocol import ModelConfig, TranscribeParams  # noqa: E402
+from sori_engine.transcriber import transcribe  # noqa: E402
+from sori_eval import scoring  # noqa: E402
+from sori_eval.testdata import TESTDATA, clips  # noqa: E402
+from sori_eval.wav import write_wav  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTDATA = ROOT.parent / "shared" / "testdata"
 REGISTRY_TS = ROOT / "src" / "engine" / "models.ts"
 SR = audio_io.SAMPLE_RATE
 # Defaults of a registry entry, as in EntrySchema (src/engine/models.ts).
@@ -118,40 +118,13 @@ def default_registry() -> list[Config]:
     return configs
 
 
-# ------------------------------------------------------------------------------------------------ scoring
-def _keep(ch: str) -> bool:
-    return unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()
-
-
-def cer_chars(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if _keep(ch))
-
-
-def wer_words(text: str) -> list[str]:
-    text = unicodedata.normalize("NFKC", text).lower().replace("'", "").replace("\u2019", "")
-    return "".join(ch if _keep(ch) else " " for ch in text).split()
-
-
-def edit_distance(a, b) -> int:
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
-
-
 # ------------------------------------------------------------------------------------------------ test data
 def load_manifest(langs: list[str], max_files: int | None) -> dict[str, list[dict]]:
     """Manifest rows of the files in folder <lang>/ that have a reference transcript, sorted by file name."""
-    with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     out = {}
     for lang in langs:
-        files = sorted((r for r in rows if r["local_file"].startswith(lang + "/") and r["transcript"]),
-                       key=lambda r: r["local_file"])
-        out[lang] = files[:max_files] if max_files else files
+        rows = [{"local_file": c.file, "lang": c.lang, "transcript": c.reference} for c in clips([lang])]
+        out[lang] = rows[:max_files] if max_files else rows
     return out
 
 
@@ -160,12 +133,7 @@ def as_recording(lang: str, rows: list[dict], out_dir: Path) -> dict:
     between them, written as a 16 kHz wav: a recording several Whisper windows long, as the service gets them."""
     gap = (np.random.default_rng(0).standard_normal(SR // 2) * 10 ** (-50 / 20)).astype(np.float32)
     audio = np.concatenate([x for r in rows for x in (audio_io.decode(str(TESTDATA / r["local_file"])), gap)])
-    path = out_dir / f"{lang}-long.wav"
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SR)
-        w.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    path = write_wav(out_dir / f"{lang}-long.wav", audio)
     return {"local_file": str(path), "lang": rows[0]["lang"], "transcript": " ".join(r["transcript"] for r in rows)}
 
 
@@ -221,13 +189,13 @@ def run(
                 result = transcribe(params(cfg, m), lambda _: None)
                 proc_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
                 hyp = " ".join(s.text for s in result.segments)
-                ref_c, hyp_c = cer_chars(m["transcript"]), cer_chars(hyp)
+                ref_c, hyp_c = scoring.chars(m["transcript"], m["lang"]), scoring.chars(hyp, m["lang"])
                 f = {"config": cfg.name, "lang": lang, "file": m["local_file"], "audio_s": result.duration_s,
-                     "proc_s": proc_s, "cpu_s": cpu_s, "char_err": edit_distance(ref_c, hyp_c), "char_ref": len(ref_c),
-                     "ref": m["transcript"], "hyp": hyp}
+                     "proc_s": proc_s, "cpu_s": cpu_s, "char_err": scoring.edit_distance(hyp_c, ref_c),
+                     "char_ref": len(ref_c), "ref": m["transcript"], "hyp": hyp}
                 if m["lang"] == "en":
-                    ref_w, hyp_w = wer_words(m["transcript"]), wer_words(hyp)
-                    f |= {"word_err": edit_distance(ref_w, hyp_w), "word_ref": len(ref_w)}
+                    ref_w, hyp_w = scoring.words(m["transcript"], "en"), scoring.words(hyp, "en")
+                    f |= {"word_err": scoring.edit_distance(hyp_w, ref_w), "word_ref": len(ref_w)}
                 files.append(f)
         for cfg in configs:
             fs = [f for f in files if f["config"] == cfg.name and f["lang"] == lang]

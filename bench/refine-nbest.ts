@@ -4,12 +4,12 @@
 // log-probability (the current text scored the same way); the LLM (the embedded GGUF, node-llama-cpp) scores each
 // text's mean token log-probability after the previous utterance (and the job's keywords); nbest.ts picks
 // argmax acoustic + lambda * lm. Every --lambdas x --margins pair is evaluated on the same scores. Prints, per
-// language, base -> refined CER (bench/cer.ts), utterances changed, files better / worse, and CPU seconds per minute
+// language, base -> refined CER (test/helpers/cer.ts), utterances changed, files better / worse, and CPU seconds per minute
 // of audio of the base pass, the N-best decode + scoring (engine process) and the LLM scoring (this process).
 // The engine and LLM results are cached in --cache (delete it to measure again).
 //
 //   OMP_NUM_THREADS=1 nice -n 10 npx tsx bench/refine-nbest.ts --langs ko,ja,en --max-files 10 --n 5
-//   (a noisy/phone set: bench/refine-degrade.py --condition amr --out DIR, then --testdata DIR --tag amr)
+//   (a noisy/phone set: bench/refine-degrade.py at fdf3214 --condition amr --out DIR, then --testdata DIR --tag amr)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -24,8 +24,8 @@ import type { RefineDecode, RefineResult } from "../src/engine/refineProtocol.js
 import { languageName } from "../src/insight/prompt.js";
 import { runPipeline } from "../src/pipeline/run.js";
 import { applyRefinement, finalText, refineParams, refinerFromConfig } from "../src/refine/refiner.js";
-import { manifest, normalEdits, Tally } from "./cer.js";
-import { TESTDATA } from "./paths.js";
+import { clips, normalEdits, Tally } from "../test/helpers/cer.js";
+import { TESTDATA } from "../test/helpers/paths.js";
 import { lmScores } from "./refine/lmScore.js";
 import { DEFAULT_RESCORE, rescoreNBest, type ScoredText } from "./refine/nbest.js";
 
@@ -40,7 +40,7 @@ const { values: args } = parseArgs({
     threads: { type: "string", default: "1" },
     cache: { type: "string", default: "/tmp/sori-refine-nbest" },
     model: { type: "string" },
-    /** Another test set laid out like ../shared/testdata (e.g. from bench/refine-degrade.py), and its cache tag. */
+    /** Another test set laid out like ../shared/testdata (e.g. from bench/refine-degrade.py at fdf3214), and its cache tag. */
     testdata: { type: "string", default: TESTDATA },
     tag: { type: "string", default: "clean" },
     /** Other decodes than the N-best one (JSON, as the engine takes them), e.g. the earlier default; with
@@ -101,7 +101,7 @@ async function acoustic(lang: string): Promise<LangRun> {
     : [{ beam_size: Math.max(5, n), patience: 1, prompt_previous: false, num_hypotheses: n }];
   const run: LangRun = { files: [], cpu: { base: 0, nbest: 0, lm: 0 } };
   try {
-    for (const row of manifest(args.testdata!, [lang]).slice(0, Number(args["max-files"]))) {
+    for (const row of clips(args.testdata!, [lang]).slice(0, Number(args["max-files"]))) {
       const jobConfig = jobConfigOf(lang);
       const audioPath = path.join(args.testdata!, row.file);
       const c0 = procCpuS(engine.pid);

@@ -1,7 +1,7 @@
 // Candidate refinement rules judged on the same decodes (docs/enterprise.md, "Refinement"): for each part of
 // bench/refine/parts.py (development and held-out, ko and ja, each also at 8 kHz), every file is transcribed and
 // its utterances decoded again with CANDIDATE_DECODES once (bench/refine/collect.ts, cached), then each rule below
-// is applied with the service's own function (applyRefinement). Prints per part and rule: normalized CER (bench/cer.ts:
+// is applied with the service's own function (applyRefinement). Prints per part and rule: normalized CER (test/helpers/cer.ts:
 // NFKC, numbers verbalized, punctuation and spaces removed; corpus level, edits / reference characters), utterances
 // changed, and of those how many made their file's transcript better / worse (each change alone), then the
 // engine's CPU seconds per audio minute for the base pass and for the candidate decodes.
@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import type { RefineResult } from "../src/engine/refineProtocol.js";
 import { applyRefinement, DEFAULT_RULE, type RefineRule } from "../src/refine/refiner.js";
 import { DEFAULT_SELECT } from "../src/refine/select.js";
-import { normalEdits, Tally } from "./cer.js";
+import { normalEdits, Tally } from "../test/helpers/cer.js";
 import { collect, type FileRun, jobConfigOf, type PartRun } from "./refine/collect.js";
 
 const { values: args } = parseArgs({

@@ -1,7 +1,7 @@
 // Refinement as a client gets it (docs/enterprise.md, "Refinement"): a fresh `sori serve` (embedded default, one
 // worker), an Enterprise client, and every file of the given parts of bench/refine/parts.py submitted with
 // `use_refinement` one at a time; the plain read (base) and `?result=refined` are scored against the reference.
-// Prints per part: normalized CER base -> refined (bench/cer.ts), utterances changed, of those how many made their
+// Prints per part: normalized CER base -> refined (test/helpers/cer.ts), utterances changed, of those how many made their
 // file's transcript better / worse (each change alone), and the CPU seconds the server's process tree (Node and
 // the engine) spent per audio minute on the base job (submit -> base completed) and on refinement (base completed
 // -> refine_status final). --root runs another checkout's server (e.g. a worktree of the commit before, for the
@@ -11,8 +11,8 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { authenticate, read, submit } from "../test/helpers/api.js";
-import { manifest, normalEdits, Tally } from "./cer.js";
-import { ROOT } from "./paths.js";
+import { clips, normalEdits, Tally } from "../test/helpers/cer.js";
+import { ROOT } from "../test/helpers/paths.js";
 import { treeCpuS } from "./procCpu.js";
 
 const { values: args } = parseArgs({
@@ -63,7 +63,7 @@ try {
     const [base, refined] = [new Tally(), new Tally()];
     let [utterances, changed, better, worse, audioS, baseCpu, refineCpu] = [0, 0, 0, 0, 0, 0, 0];
     const joiner = lang === "ja" ? "" : " ";
-    for (const row of manifest(dir, [lang])) {
+    for (const row of clips(dir, [lang])) {
       const c0 = treeCpuS(pid);
       const r = await submit(sori.url, token, path.join(dir, row.file), { language: lang, use_refinement: true });
       if (r.status !== 200) throw new Error(`submit ${row.file}: ${r.status} ${JSON.stringify(r.body)}`);

@@ -5,8 +5,9 @@
 //   nice -n 19 npx tsx bench/resume.ts [--minutes 60] [--kills 3] [--block-s 600] [--window-s 300] [--seed 1]
 //                                       [--json OUT]
 //
-// The input is bench/memory.py's: blocks of --block-s seconds, each the 26 Korean clips of ko/ end to end (about
-// 2.3 min of speech and pauses) and silence up to the block's length, as 16 kHz mono wav. API and workers are
+// The input is bench/memory.py's (engine/sori_eval/inputs.py long_recording): blocks of --block-s seconds, each the
+// 26 Korean clips of ko/ end to end (about 2.3 min of speech and pauses) and silence up to the block's length, as
+// 16 kHz mono wav. API and workers are
 // separate processes on one SQLite data dir (SORI_LEASE_S 20, SORI_MAX_ATTEMPTS kills + 2: each kill uses an attempt).
 // The kill points are random fractions of the audio (seeded), drawn in (0.1, 0.9) and at least 0.15 apart; a kill
 // happens when the task's progress (the engine's position in the file, stored with each lease renewal) passes one.
@@ -101,15 +102,8 @@ const sampler = setInterval(sample, 250);
 try {
   const built = spawnSync(
     path.join(ROOT, ".venv/bin/python"),
-    [
-      "-c",
-      "import sys; from pathlib import Path; sys.path.insert(0, 'bench'); from memory import build; " +
-        "print(build(Path(sys.argv[1]), float(sys.argv[2]) / 60, float(sys.argv[3])))",
-      input,
-      String(MINUTES),
-      String(args["block-s"]),
-    ],
-    { cwd: ROOT, encoding: "utf8" },
+    ["-m", "sori_eval.inputs", "long", input, "--minutes", String(MINUTES), "--block-s", String(args["block-s"])],
+    { cwd: path.join(ROOT, "engine"), encoding: "utf8" },
   );
   if (built.status !== 0) throw new Error(`building the input failed: ${built.stderr}`);
   const durationS = Number(built.stdout.trim().split("\n").pop());

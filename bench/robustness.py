@@ -35,11 +35,11 @@ Per condition and language:
 
 With `--plain`, each input is also transcribed by the plain faster-whisper script (WhisperModel.transcribe on the same
 model, language and beam, `vad_filter=True`), and each file's line gives the words sori lost against it beside the
-words sori invented against it (words compared normalized, aligned with difflib): a check that removes real speech
-shows as lost words. `--audio-dir DIR` adds every .wav of DIR (no reference needed: meetings, calls) in the clean
-condition, language `--audio-lang`:
+words sori invented against it (words in the one normal form, aligned with difflib): a check that removes real
+speech shows as lost words. `--audio-dir DIR` adds every .wav of DIR (no reference needed: meetings, calls) in the
+clean condition, language `--audio-lang`:
 
-    .venv/bin/python bench/robustness.py --model whisper --plain --langs en --conditions clean --audio-dir /work/meetings
+    .venv/bin/python bench/robustness.py --model whisper --langs "" --audio-dir DIR   # meetings: lost / invented
 
 Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
 today's main and "after" this tree, with the same models and inputs:
@@ -55,7 +55,6 @@ today's main and "after" this tree, with the same models and inputs:
 from __future__ import annotations
 
 import argparse
-import csv
 import difflib
 import json
 import re
@@ -63,26 +62,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
 from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTDATA = ROOT.parent / "shared" / "testdata"
+sys.path.insert(0, str(ROOT / "engine"))  # sori_eval; the engine under test is chosen next
+from sori_eval import engine_under_test  # noqa: E402
+
+engine_under_test.select(sys.argv)  # --engine-root, before the engine is imported
 SR = 16000
-
-
-def _engine_root() -> Path:
-    """Parse --engine-root before importing the engine, so the chosen checkout's sori_engine is the one loaded."""
-    for i, arg in enumerate(sys.argv):
-        if arg == "--engine-root" and i + 1 < len(sys.argv):
-            return Path(sys.argv[i + 1]).resolve()
-        if arg.startswith("--engine-root="):
-            return Path(arg.split("=", 1)[1]).resolve()
-    return ROOT
-
-
-sys.path.insert(0, str(_engine_root() / "engine"))
 
 import av  # noqa: E402
 import numpy as np  # noqa: E402
@@ -91,89 +79,16 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 from sori_engine import models, transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
+from sori_eval.scoring import chars, inserted, words  # noqa: E402  (the one normal form; the hallucination count)
+from sori_eval.testdata import TESTDATA, clips  # noqa: E402
 
-import rtf  # noqa: E402, I001  (--set's reading of engine constants; its engine import finds the one above loaded)
 
 # ------------------------------------------------------------------------------------------------ scoring
-def _keep(ch: str) -> bool:
-    return unicodedata.category(ch)[0] not in "ZPS" and not ch.isspace()
-
-
-def norm_chars(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if _keep(ch))
-
-
-def _distance(ref: str, hyp: str) -> np.ndarray:
-    d = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int32)
-    d[:, 0] = np.arange(len(ref) + 1)
-    d[0, :] = np.arange(len(hyp) + 1)
-    for i in range(1, len(ref) + 1):
-        for j in range(1, len(hyp) + 1):
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
-    return d
-
-
-def _trailing(ref: str, hyp: str, d: np.ndarray) -> int:
-    """Hyp characters after the last one aligned to a reference character, on an optimal alignment that puts
-    insertions as late as it can (so an invented tail is counted as inserted, not as substitutions)."""
-    i, j = len(ref), len(hyp)
-    while i > 0 and j > 0 and d[i, j] == d[i, j - 1] + 1:
-        j -= 1
-    return len(hyp) - j if i > 0 else len(hyp)
-
-
-def align(ref: str, hyp: str) -> tuple[int, int, int]:
-    """Edit distance of ref and hyp (normalized characters) and the hyp span [first, last) aligned to reference
-    characters; hyp characters outside it are insertions before/after the reference."""
-    d = _distance(ref, hyp)
-    after = _trailing(ref, hyp, d)
-    before = _trailing(ref[::-1], hyp[::-1], _distance(ref[::-1], hyp[::-1])) if len(hyp) > after else 0
-    last = len(hyp) - after
-    return int(d[-1, -1]), min(before, last), last
-
-
-def _edge_substitutions(ref: str, hyp: str) -> int:
-    """Substituted characters at the end of an optimal alignment of ref and hyp, up to the last matching one."""
-    d = _distance(ref, hyp)
-    i, j, subs = len(ref), len(hyp), 0
-    while i > 0 and j > 0 and ref[i - 1] != hyp[j - 1] and d[i, j] == d[i - 1, j - 1] + 1:
-        i, j, subs = i - 1, j - 1, subs + 1
-    return subs
-
-
-def inserted(ref_text: str, hyp_text: str) -> tuple[int, int, int]:
-    """(edits, inserted words, inserted characters) outside the reference's span.
-
-    Characters outside count as an inserted word (the whitespace token holding them) unless they are a spill: no more
-    of them on that side than the reference's edge characters the hypothesis gets wrong there, i.e. the reference's
-    first/last words written longer (a kana reading of a kanji word: きょうちょうは for 気象庁は puts 3 characters
-    before the reference, against 3 substituted). Invented text after correctly heard last words has no substituted
-    edge, so it always counts. Spilled characters still count in the characters figure."""
-    ref, hyp = norm_chars(ref_text), norm_chars(hyp_text)
-    edits, first, last = align(ref, hyp)
-    outside = set(range(first)) | set(range(last, len(hyp)))
-    if not outside:
-        return edits, 0, 0
-    counted = set(outside)
-    if first and first <= _edge_substitutions(ref[::-1], hyp[first:last][::-1]):
-        counted -= set(range(first))
-    if last < len(hyp) and len(hyp) - last <= _edge_substitutions(ref, hyp[first:last]):
-        counted -= set(range(last, len(hyp)))
-    words, pos = 0, 0  # map normalized hyp characters back to the hypothesis' whitespace tokens
-    for token in hyp_text.split():
-        size = len(norm_chars(token))
-        if size and any(k in counted for k in range(pos, pos + size)):
-            words += 1
-        pos += size
-    return edits, words, len(outside)
-
-
 LOOP = re.compile(r"(.{2,}?)\1{2,}")
 
 
 def looping(text: str) -> bool:
-    chars = norm_chars(text)
-    return bool(LOOP.search(chars)) or (len(text) > 10 and get_compression_ratio(text) > 2.4)
+    return bool(LOOP.search(chars(text))) or (len(text) > 10 and get_compression_ratio(text) > 2.4)
 
 
 # ------------------------------------------------------------------------------------------------ conditions
@@ -326,11 +241,9 @@ def service_requests(args: argparse.Namespace, langs: list[str]) -> dict[str, di
 
 
 def manifest(langs: list[str], max_files: int | None, max_s: float) -> list[dict]:
-    with open(TESTDATA / "MANIFEST.tsv", encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if r["transcript"]]
     out = []
     for lang in langs:
-        files = sorted((r for r in rows if r["local_file"].startswith(lang + "/")), key=lambda r: r["local_file"])
+        files = [{"local_file": c.file, "lang": c.lang, "transcript": c.reference} for c in clips([lang])]
         if max_s < 1e9:  # decoding every file only to skip the long ones costs CPU: not when none is skipped
             files = [r for r in files if len(decode(str(TESTDATA / r["local_file"]))) <= max_s * SR]
         out += files[:max_files] if max_files else files
@@ -357,12 +270,12 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="write per-file results here")
     ap.add_argument("--rescore", default=None, metavar="JSON",
                     help="print the table again from a --json file's transcripts (after a change to the scoring)")
-    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                    help="override a decoding option, e.g. phone_vad_threshold=0.5 (repeatable)")
     ap.add_argument("--plain", action="store_true",
                     help="also run the plain faster-whisper script; print words lost / invented against it per file")
     ap.add_argument("--audio-dir", default=None, help="also every .wav here, clean only, against the plain script")
     ap.add_argument("--audio-lang", default="en", help="language of --audio-dir's files")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="override a decoding option, e.g. phone_vad_threshold=0.5 (repeatable)")
     ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
                     help="print one before -> after table from --json files (rows both have; each side may be a comma-separated list)")
     args = ap.parse_args()
@@ -370,8 +283,7 @@ def main() -> None:
         return rescore(Path(args.rescore))
     if args.compare:
         return compare(*([Path(p) for p in side.split(",")] for side in args.compare))
-    decode = asdict(rtf.decode_options(args.set))  # the request's model entry carries the options
-
+    decode_options = asdict(engine_under_test.decode_options(args.set))  # carried by the request's model entry
     if args.audio_dir:
         args.plain = True
     rows = manifest(args.langs.split(","), args.max_files, args.max_s) if args.langs else []
@@ -379,7 +291,10 @@ def main() -> None:
         wanted = args.files.split(",")
         rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
     conditions = args.conditions.split(",")
-    requests = service_requests(args, sorted({r["lang"] for r in rows} | ({args.audio_lang} if args.audio_dir else set())))
+    langs_asked = {r["lang"] for r in rows} | ({args.audio_lang} if args.audio_dir else set())
+    requests = service_requests(args, sorted(langs_asked))
+    for req in requests.values():
+        req["model"] = {**req["model"], "decode": decode_options}
     print(f"engine {transcriber.__file__}; model {args.model}, domain {args.domain}, set {args.set}; "
           f"{len(rows)} clips x {len(conditions)} conditions", flush=True)
     for lang, req in requests.items():
@@ -397,16 +312,15 @@ def main() -> None:
             per_lang = {lang: {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0} for lang in langs}
             for i, r in enumerate(rows):
                 path = build(condition, clips[r["local_file"]], Path(tmp) / f"{i}.wav")
-                base = requests[r["lang"]]
-                req = parse_transcribe({**base, "audio_path": str(path), "model": {**base["model"], "decode": decode}})
+                req = parse_transcribe({**requests[r["lang"]], "audio_path": str(path)})  # model_name: ignored
                 out = transcriber.transcribe(req, lambda _f: None)
                 hyp = " ".join(s.text.strip() for s in out.segments)
-                edits, ins_w, ins_c = inserted(r["transcript"], hyp)
+                edits, ins_w, ins_c = inserted(r["transcript"], hyp, r["lang"])
                 loops = int(any(looping(s.text) for s in out.segments)
                             or (looping(hyp) and not looping(r["transcript"])))
                 acc = per_lang[r["lang"]]
                 acc["edits"] += edits
-                acc["chars"] += len(norm_chars(r["transcript"]))
+                acc["chars"] += len(chars(r["transcript"], r["lang"]))
                 acc["ins"] += ins_w
                 acc["ins_ch"] += ins_c
                 acc["loops"] += loops
@@ -446,24 +360,20 @@ def main() -> None:
                                                       ensure_ascii=False, indent=1))
 
 
-def words_of(text: str) -> list[str]:
-    """Normalized words (norm_chars of each whitespace token); unspaced text (ja) is compared by characters."""
-    tokens = [norm_chars(t) for t in text.split()]
-    tokens = [t for t in tokens if t]
-    if tokens and all(not t.isascii() for t in tokens) and max(len(t) for t in tokens) > 12:
-        return list("".join(tokens))
-    return tokens
-
-
-def lost_and_invented(plain: str, sori: str) -> tuple[int, int]:
+def lost_and_invented(plain: list[str], sori: list[str]) -> tuple[int, int]:
     """Words of the plain script's text that sori's lacks, and words of sori's the plain script's lacks, on a
     longest-matching-blocks alignment of the two word sequences (difflib)."""
-    a, b = words_of(plain), words_of(sori)
-    matched = sum(block.size for block in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks())
-    return len(a) - matched, len(b) - matched
+    matched = sum(b.size for b in difflib.SequenceMatcher(a=plain, b=sori, autojunk=False).get_matching_blocks())
+    return len(plain) - matched, len(sori) - matched
 
 
 _PLAIN_MODEL: dict = {}
+
+
+def plain_units(text: str, lang: str) -> list[str]:
+    """What lost / invented count: the normal form's words, or its characters for text written without spaces."""
+    units = words(text, lang)
+    return list("".join(units)) if lang in ("ja", "zh") else units
 
 
 def against_plain(condition: str, name: str, path: Path, req, hyp: str, total: dict) -> dict:
@@ -474,12 +384,12 @@ def against_plain(condition: str, name: str, path: Path, req, hyp: str, total: d
     segments, _ = _PLAIN_MODEL["model"].transcribe(str(path), language=req.language, beam_size=req.model.beam_size,
                                                    vad_filter=True)
     plain = " ".join(s.text.strip() for s in segments)
-    lost, invented = lost_and_invented(plain, hyp)
-    n_plain, n_sori = len(words_of(plain)), len(words_of(hyp))
-    for key, value in (("files", 1), ("sori", n_sori), ("plain", n_plain), ("lost", lost), ("invented", invented)):
+    a, b = plain_units(plain, req.language), plain_units(hyp, req.language)
+    lost, invented = lost_and_invented(a, b)
+    for key, value in (("files", 1), ("sori", len(b)), ("plain", len(a)), ("lost", lost), ("invented", invented)):
         total[key] += value
-    print(f"    {condition} {name}: words sori {n_sori} plain {n_plain} lost {lost} invented {invented}", flush=True)
-    return {"plain": plain, "plain_words": n_plain, "sori_words": n_sori, "lost": lost, "invented": invented}
+    print(f"    {condition} {name}: words sori {len(b)} plain {len(a)} lost {lost} invented {invented}", flush=True)
+    return {"plain": plain, "plain_words": len(a), "sori_words": len(b), "lost": lost, "invented": invented}
 
 
 def score(data: dict) -> tuple[dict[str, dict], list[dict]]:
@@ -494,10 +404,10 @@ def score(data: dict) -> tuple[dict[str, dict], list[dict]]:
         row = table.setdefault(f["condition"], {"condition": f["condition"], "cpu_s": cpu.get(f["condition"], 0.0)})
         acc = row.setdefault(lang, {"edits": 0, "chars": 0, "ins": 0, "ins_ch": 0, "loops": 0, "files": 0})
         ref = refs[f["file"]]
-        edits, ins_w, ins_c = inserted(ref, f["hyp"])
+        edits, ins_w, ins_c = inserted(ref, f["hyp"], lang)
         loops = int(f["loops"] > 0 or (looping(f["hyp"]) and not looping(ref)))
         acc["edits"] += edits
-        acc["chars"] += len(norm_chars(ref))
+        acc["chars"] += len(chars(ref, lang))
         acc["ins"] += ins_w
         acc["ins_ch"] += ins_c
         acc["loops"] += loops

@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import time
 import unicodedata
 from pathlib import Path
@@ -32,12 +33,10 @@ import aiohttp
 
 PAD_S = 0.4  # the engine decodes this much after an utterance's last speech frame
 LEAD_S = 0.8  # ... and this much before its first (streaming.py), unless the buffer starts later; --lead
-TESTDATA = Path(
-    os.environ.get(
-        "SORI_TESTDATA", Path(__file__).resolve().parents[2] / "shared" / "testdata"
-    )
-)
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "engine"))  # sori_eval (standard library only: runs in .venv-stream)
+from sori_eval import scoring, testdata  # noqa: E402
+from sori_eval.testdata import TESTDATA  # noqa: E402
 
 
 def phone_copy(src: Path, rate: int) -> bytes:
@@ -56,47 +55,20 @@ def phone_copy(src: Path, rate: int) -> bytes:
     ).stdout
 
 
-def reference(clip: str) -> str:
-    path = TESTDATA / clip
-    stm = path.with_suffix(".stm")
+def reference(clip: str) -> tuple[str, str]:
+    """(language, reference text) of a shared clip: its .stm transcript where there is one, else the manifest's."""
+    row = next((c for c in testdata.manifest(TESTDATA) if c.file == clip), None)
+    lang = row.lang if row else ""
+    stm = (TESTDATA / clip).with_suffix(".stm")
     if stm.exists():
-        return " ".join(
-            " ".join(line.split(" ")[5:])
-            for line in stm.read_text().splitlines()
-            if line.strip()
-        )
-    for line in (TESTDATA / "MANIFEST.tsv").read_text().splitlines():
-        cols = line.split("\t")
-        if cols[0] == clip:
-            return cols[5]
-    return ""
-
-
-def cer(hyp: str, ref: str) -> float:
-    def norm(s: str) -> str:
-        s = unicodedata.normalize("NFKC", s).lower()
-        return "".join(
-            ch for ch in s if not (unicodedata.category(ch)[0] in "PSZ" or ch.isspace())
-        )
-
-    a, b = norm(hyp), norm(ref)
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1] / max(1, len(b))
+        return lang, " ".join(" ".join(line.split(" ")[5:]) for line in stm.read_text().splitlines() if line.strip())
+    return lang, row.reference if row else ""
 
 
 def units(text: str, model: str) -> list[str]:
     """What flicker counts: words, or characters (punctuation left out) in Japanese, which has no spaces."""
     if model == "sommers_ja":
-        return [
-            c
-            for c in text
-            if unicodedata.category(c)[0] not in "PSZ" and not c.isspace()
-        ]
+        return [c for c in text if unicodedata.category(c)[0] not in "PSZ" and not c.isspace()]
     return text.split()
 
 
@@ -139,18 +111,14 @@ async def session(
     query = f"sample_rate={rate}&encoding=LINEAR16&model_name={model}&domain=CALL&epd_time={epd}"
     ws_url = url.replace("http", "ws", 1) + f"/v1/transcribe:streaming?{query}"
     answers: list[tuple[float, dict]] = []
-    async with http.ws_connect(
-        ws_url, headers={"Authorization": f"bearer {tok}"}, max_msg_size=0
-    ) as ws:
+    async with http.ws_connect(ws_url, headers={"Authorization": f"bearer {tok}"}, max_msg_size=0) as ws:
         t0 = time.monotonic()
         step = rate // 10 * 2
 
         async def feed() -> None:
             for i in range(0, len(pcm), step):
                 await ws.send_bytes(pcm[i : i + step])
-                await asyncio.sleep(
-                    max(0.0, t0 + (i + step) / (2 * rate) - time.monotonic())
-                )
+                await asyncio.sleep(max(0.0, t0 + (i + step) / (2 * rate) - time.monotonic()))
             await ws.send_str("EOS")
 
         feeder = asyncio.create_task(feed())
@@ -194,16 +162,12 @@ async def session(
         "answers": len(answers),
         "wall_after_audio": answers[-1][0] - audio_end if answers else None,
         "all": [
-            (round(t, 2), a.get("seq"), a.get("final"), a["alternatives"][0]["text"])
-            for t, a in answers
-            if "seq" in a
+            (round(t, 2), a.get("seq"), a.get("final"), a["alternatives"][0]["text"]) for t, a in answers if "seq" in a
         ],
     }
 
 
-async def batch_job(
-    http: aiohttp.ClientSession, url: str, tok: str, path: Path, language: str
-) -> dict:
+async def batch_job(http: aiohttp.ClientSession, url: str, tok: str, path: Path, language: str) -> dict:
     form = aiohttp.FormData()
     form.add_field(
         "config",
@@ -211,20 +175,14 @@ async def batch_job(
     )
     form.add_field("file", path.read_bytes(), filename=path.name)
     t0 = time.monotonic()
-    async with http.post(
-        f"{url}/v1/transcribe", data=form, headers={"Authorization": f"bearer {tok}"}
-    ) as r:
+    async with http.post(f"{url}/v1/transcribe", data=form, headers={"Authorization": f"bearer {tok}"}) as r:
         job = (await r.json())["id"]
     while True:
         await asyncio.sleep(1)
-        async with http.get(
-            f"{url}/v1/transcribe/{job}", headers={"Authorization": f"bearer {tok}"}
-        ) as r:
+        async with http.get(f"{url}/v1/transcribe/{job}", headers={"Authorization": f"bearer {tok}"}) as r:
             body = await r.json()
         if body["status"] != "transcribing":
-            text = " ".join(
-                u["msg"] for u in body.get("results", {}).get("utterances", [])
-            )
+            text = " ".join(u["msg"] for u in body.get("results", {}).get("utterances", []))
             return {
                 "status": body["status"],
                 "seconds": time.monotonic() - t0,
@@ -232,9 +190,7 @@ async def batch_job(
             }
 
 
-async def latency_buckets(
-    http: aiohttp.ClientSession, url: str
-) -> dict[str, list[tuple[float, float]]]:
+async def latency_buckets(http: aiohttp.ClientSession, url: str) -> dict[str, list[tuple[float, float]]]:
     """The server's sori_stream_latency_seconds histogram: {kind: [(le, cumulative count)]}."""
     out: dict[str, list[tuple[float, float]]] = {}
     async with http.get(f"{url}/metrics") as r:
@@ -244,15 +200,11 @@ async def latency_buckets(
             labels, value = line.split("} ")
             kind = labels.split('kind="')[1].split('"')[0]
             le = labels.split('le="')[1].split('"')[0]
-            out.setdefault(kind, []).append(
-                (float("inf") if le == "+Inf" else float(le), float(value))
-            )
+            out.setdefault(kind, []).append((float("inf") if le == "+Inf" else float(le), float(value)))
     return out
 
 
-def bucket_quantiles(
-    before: list[tuple[float, float]], after: list[tuple[float, float]]
-) -> dict:
+def bucket_quantiles(before: list[tuple[float, float]], after: list[tuple[float, float]]) -> dict:
     """n, p50 and p95 of the observations made between two reads of a histogram, interpolated in the buckets
     (as Prometheus's histogram_quantile does)."""
     counts = [(le, a - dict(before).get(le, 0.0)) for le, a in after]
@@ -264,9 +216,7 @@ def bucket_quantiles(
         for le, c in counts:
             if c >= rank and n:
                 top = lo * 2 if le == float("inf") else le
-                out[name] = round(
-                    lo + (top - lo) * ((rank - below) / max(c - below, 1e-9)), 3
-                )
+                out[name] = round(lo + (top - lo) * ((rank - below) / max(c - below, 1e-9)), 3)
                 break
             lo, below = le, c
     return out
@@ -292,12 +242,8 @@ async def main() -> None:
         help="submit the clip as a batch job beside the sessions",
     )
     ap.add_argument("--server-pid", type=int, default=0)
-    ap.add_argument(
-        "--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja"
-    )
-    ap.add_argument(
-        "--texts", action="store_true", help="print each session's finals too"
-    )
+    ap.add_argument("--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja")
+    ap.add_argument("--texts", action="store_true", help="print each session's finals too")
     ap.add_argument(
         "--lead",
         type=float,
@@ -312,7 +258,7 @@ async def main() -> None:
     args = ap.parse_args()
     src = TESTDATA / args.audio
     pcm = phone_copy(src, args.rate)
-    ref = reference(args.audio)
+    lang, ref = reference(args.audio)
     cpu0, wall0 = (
         (cpu_seconds(args.server_pid) if args.server_pid else 0.0),
         time.monotonic(),
@@ -321,10 +267,7 @@ async def main() -> None:
         tok = await token(http, args.url)
         hist0 = await latency_buckets(http, args.url)
         jobs = [
-            session(
-                http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead
-            )
-            for _ in range(args.sessions)
+            session(http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead) for _ in range(args.sessions)
         ]
         if args.batch:
             jobs.append(
@@ -342,12 +285,7 @@ async def main() -> None:
     # A backlog that grows shows as finals later and later in the audio: the client-side p50 by third.
     thirds = [
         pct(
-            [
-                lat
-                for s in sessions
-                for lat, at in zip(s["final_latency"], s["final_at"])
-                if k / 3 <= at < (k + 1) / 3
-            ],
+            [lat for s in sessions for lat, at in zip(s["final_latency"], s["final_at"]) if k / 3 <= at < (k + 1) / 3],
             0.5,
         )
         for k in range(3)
@@ -378,14 +316,10 @@ async def main() -> None:
         "final_latency_p50_by_third_s": thirds,
         # The server's own times (sori_stream_latency_seconds): first interim from the arrival of the utterance's
         # first speech frame, final from the arrival of the audio that decided the end point; bucket-interpolated.
-        "server_latency_s": {
-            k: bucket_quantiles(hist0.get(k, []), v) for k, v in hist1.items()
-        },
+        "server_latency_s": {k: bucket_quantiles(hist0.get(k, []), v) for k, v in hist1.items()},
         "flicker": round(changed / shown, 3) if shown else None,
-        "streaming_cer": [round(cer(s["text"], ref), 3) for s in sessions],
-        "last_answer_after_audio_end_s": [
-            round(s["wall_after_audio"], 2) for s in sessions if s["wall_after_audio"]
-        ],
+        "streaming_cer": [round(scoring.cer(s["text"], ref, lang), 3) for s in sessions],
+        "last_answer_after_audio_end_s": [round(s["wall_after_audio"], 2) for s in sessions if s["wall_after_audio"]],
         "wall_s": round(time.monotonic() - wall0, 1),
     }
     if args.server_pid:
@@ -395,7 +329,7 @@ async def main() -> None:
         out["batch"] = {
             "status": b["status"],
             "seconds": round(b["seconds"], 1),
-            "cer": round(cer(b["text"], ref), 3),
+            "cer": round(scoring.cer(b["text"], ref, lang), 3),
         }
     if args.texts:
         out["texts"] = [s["text"] for s in sessions]

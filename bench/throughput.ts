@@ -1,22 +1,27 @@
-// Throughput per host, the table a buyer reads (docs/performance.md): a fixed realistic mix (Korean calls of 1 to 5
-// minutes with diarization, the Japanese and English files of the shared set, one 1-hour recording) through a fresh
-// `sori serve` with 1 and 2 workers, every job submitted at once over HTTP; and the same files through the plain
-// faster-whisper script (bench/throughput_plain.py: sequential WhisperModel.transcribe, and BatchedInferencePipeline)
-// in the same run. Printed per system: audio hours per CPU hour and per wall hour (CPU: the server's whole process
-// tree, engines included; the plain script's own process).
+// Throughput and accuracy per host, the tables a buyer reads (docs/performance.md): a fixed realistic mix (Korean
+// calls of 1 to 5 minutes with diarization, the Japanese and English files of the shared set, one 1-hour recording;
+// engine/sori_eval/inputs.py build_mix) through a fresh `sori serve` with 1 and 2 workers, every job submitted at
+// once over HTTP; and the same files through the plain faster-whisper script (bench/throughput_plain.py: sequential
+// WhisperModel.transcribe, and BatchedInferencePipeline) in the same run. Printed per system: audio hours per CPU
+// hour and per wall hour (CPU: the server's whole process tree, engines included; the plain script's own process).
 //
 //   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain] [--texts FILE]
-//                                [--device cpu|cuda] [--compute-type TYPE]
+//                                [--device cpu|cuda] [--compute-type TYPE] [--config JSON] [--keywords]
 //
-// `--scale small` leaves the 1-hour recording out (15.6 min of audio instead of 75.6). Jobs use the settings a client
+// `--scale small` leaves the 1-hour recording out (15.5 min of audio instead of 75.5). Jobs use the settings a client
 // of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
-// the Korean recording, `whisper` (beam 1) for en. `--cpu-threads` sets CTranslate2's threads per engine (the model
+// the Korean recording, `whisper` (beam 1) for en; `--config` adds job fields to every sori job (e.g.
+// '{"use_itn": false}', '{"domain": "CALL"}'). `--cpu-threads` sets CTranslate2's threads per engine (the model
 // registry's `cpu_threads`, through SORI_MODELS_FILE; 0 is CTranslate2's default), for the thread/worker table.
-// A second table gives each system's normalized CER per language on the files with a reference (all but the hour):
-// sori's text as a client reads it (the utterances' `msg`), the plain scripts' segments joined; `--texts FILE` writes
-// every system's text of every file, with the references, as JSON. `--device cuda` runs both systems' models on the
-// GPU (float16 unless `--compute-type` says otherwise): sori through a models file with the built-in entries moved
-// there, the plain script with the same device and type.
+//
+// A second table gives each system's CER per language on the files with a reference (all but the hour), in the one
+// normal form (test/helpers/cer.ts; the Python twin engine/sori_eval/scoring.py): normalized [edits/chars], and
+// exact (characters as written, spaces and punctuation counted, as RTZR's public evaluation scores). sori's text is
+// what a client reads (the utterances' `msg`), the plain scripts' segments joined. `--keywords` gives sori's jobs the
+// proper nouns of the references as `keywords` and adds keyword recall (reference occurrences found in the text).
+// `--texts FILE` writes every system's text of every file, with the references, as JSON. `--device cuda` runs both
+// systems' models on the GPU (float16 unless `--compute-type` says otherwise): sori through a models file with the
+// built-in entries moved there, the plain script with the same device and type.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -24,9 +29,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { defaultRegistry } from "../src/engine/models.js";
 import { authenticate, read, submit } from "../test/helpers/api.js";
+import { Tally } from "../test/helpers/cer.js";
+import { ROOT } from "../test/helpers/paths.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
-import { Tally } from "./cer.js";
-import { ROOT } from "./paths.js";
 import { treeCpuS } from "./procCpu.js";
 
 interface MixEntry {
@@ -46,6 +51,8 @@ const { values: args } = parseArgs({
     texts: { type: "string" },
     device: { type: "string", default: "cpu" },
     "compute-type": { type: "string" },
+    config: { type: "string", default: "{}" },
+    keywords: { type: "boolean", default: false },
   },
 });
 if (args.device !== "cpu" && args.device !== "cuda") throw new Error("--device: cpu or cuda");
@@ -54,10 +61,26 @@ const COMPUTE_TYPE = args["compute-type"] ?? (DEVICE === "cuda" ? "float16" : un
 
 const PY = path.join(ROOT, ".venv/bin/python");
 const PLAIN = path.join(ROOT, "bench/throughput_plain.py");
+const ENGINE_DIR = path.join(ROOT, "engine"); // cwd of `python -m sori_eval.inputs`
+
+/** Proper nouns and rare words of the shared references, per language (--keywords). */
+const KEYWORDS: Record<string, string[]> = {
+  ko: ["삼계탕", "백화점", "맥거핀", "모범 답안", "필기시험", "임원 회의", "양아치", "서울"],
+  ja: ["ヤンバルクイナ", "ブランコ", "ヘンゼル", "フリーダ", "気象庁", "興行主", "H2A"],
+  en: ["Quilter", "TeamViewer", "Zoom", "Americans", "COVID-19", "subscriber churn"],
+};
+const EXTRA = JSON.parse(args.config) as Record<string, unknown>;
 
 function configOf(e: MixEntry): Record<string, unknown> {
-  if (e.language === "en") return { model_name: "whisper", language: "en" };
-  return { model_name: "sommers", language: e.language, ...(e.diarize ? { use_diarization: true } : {}) };
+  const keywords = args.keywords ? { keywords: KEYWORDS[e.language] ?? [] } : {};
+  if (e.language === "en") return { model_name: "whisper", language: "en", ...EXTRA, ...keywords };
+  return {
+    model_name: "sommers",
+    language: e.language,
+    ...(e.diarize ? { use_diarization: true } : {}),
+    ...EXTRA,
+    ...keywords,
+  };
 }
 
 interface Row {
@@ -165,7 +188,10 @@ function throughPlain(mixDir: string, batched: boolean): Row {
 
 async function main(): Promise<void> {
   const mixDir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-mix-"));
-  execFileSync(PY, [PLAIN, "build", mixDir, "--scale", args.scale], { stdio: "inherit" });
+  execFileSync(PY, ["-m", "sori_eval.inputs", "mix", mixDir, "--scale", args.scale], {
+    stdio: "inherit",
+    cwd: ENGINE_DIR,
+  });
   const mix = JSON.parse(fs.readFileSync(path.join(mixDir, "mix.json"), "utf8")) as MixEntry[];
   const rows: Row[] = [];
   const print = (r: Row): void => {
@@ -198,16 +224,31 @@ async function main(): Promise<void> {
     fs.writeFileSync(args.texts, JSON.stringify({ references: refs, systems: rows.map((r) => [r.system, r.texts]) }));
   }
   const langs = [...new Set(mix.filter((e) => e.reference).map((e) => e.language))];
-  console.log(`\n| system | ${langs.map((l) => `${l} CER [edits/chars]`).join(" | ")} |`);
+  console.log(`\noptions: ${args.config}${args.keywords ? ", keywords" : ""}`);
+  console.log(`| system | ${langs.map((l) => `${l} CER normalized [edits/chars] / exact`).join(" | ")} |`);
   console.log(`|---|${langs.map(() => "---").join("|")}|`);
   for (const r of rows) {
     const cells = langs.map((lang) => {
       const tally = new Tally();
       for (const e of mix) if (e.language === lang && e.reference) tally.add(r.texts[e.file] ?? "", e.reference, lang);
       const [edits, chars] = tally.norm as [number, number];
-      return `${(edits / chars).toFixed(3)} [${edits}/${chars}]`;
+      const [exactEdits, exactChars] = tally.exact as [number, number];
+      return `${(edits / chars).toFixed(3)} [${edits}/${chars}] / ${(exactEdits / exactChars).toFixed(3)}`;
     });
     console.log(`| ${r.system} | ${cells.join(" | ")} |`);
+  }
+  if (args.keywords) {
+    for (const r of rows) {
+      let [hits, total] = [0, 0];
+      for (const e of mix) {
+        for (const k of KEYWORDS[e.language] ?? []) {
+          if (!e.reference?.includes(k)) continue;
+          total++;
+          if ((r.texts[e.file] ?? "").toLowerCase().includes(k.toLowerCase())) hits++;
+        }
+      }
+      console.log(`keyword recall, ${r.system}: ${hits}/${total}`);
+    }
   }
   console.log(
     `load average at end: ${os

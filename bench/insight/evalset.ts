@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Utterance } from "../../src/domain/utterance.js";
+import { manifest } from "../../test/helpers/cer.js";
 
 export interface EvalItem {
   id: string;
@@ -27,15 +28,6 @@ interface RawItem {
   turns?: [string, string][];
 }
 
-function manifestRefs(testdata: string): Map<string, string> {
-  const refs = new Map<string, string>();
-  for (const line of fs.readFileSync(path.join(testdata, "MANIFEST.tsv"), "utf8").split("\n").slice(1)) {
-    const cols = line.split("\t");
-    if (cols[0] && cols[5]) refs.set(cols[0], cols[5]);
-  }
-  return refs;
-}
-
 /** "[spkA] text [spkB] text" (the manifest's multi-speaker form) or plain text into turns. */
 function turnsOf(ref: string): [string, string][] {
   const parts = [...ref.matchAll(/\[([^\]]+)\]\s*([^[]*)/gu)].map((m) => [m[1]!, m[2]!.trim()] as [string, string]);
@@ -44,7 +36,7 @@ function turnsOf(ref: string): [string, string][] {
 
 /** The items, languages interleaved (ko, ja, en, ko, ...) so that a run stopped early still covers all three. */
 export function loadEvalSet(dir: string, testdata: string): EvalItem[] {
-  const refs = manifestRefs(testdata);
+  const refs = manifest(testdata);
   const perFile: EvalItem[][] = [];
   for (const file of fs
     .readdirSync(dir)

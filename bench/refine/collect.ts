@@ -12,7 +12,7 @@ import { loadModelRegistry } from "../../src/engine/models.js";
 import type { RefineDecode, RefineResult } from "../../src/engine/refineProtocol.js";
 import { runPipeline } from "../../src/pipeline/run.js";
 import { refineParams, refinerFromConfig } from "../../src/refine/refiner.js";
-import { manifest } from "../cer.js";
+import { clips } from "../../test/helpers/cer.js";
 import { treeCpuS } from "../procCpu.js";
 
 /** Every decode a candidate rule may read: the earlier default (the 5 best of a beam-5 search) first, then greedy,
@@ -50,7 +50,7 @@ export async function collect(partDir: string, lang: string, cacheFile: string):
   const settings = { ...refinerFromConfig(config)!, decodes: CANDIDATE_DECODES };
   const run: PartRun = { part: path.basename(partDir), lang, files: [], cpu: { base: 0, refine: 0 } };
   try {
-    for (const row of manifest(partDir, [lang])) {
+    for (const row of clips(partDir, [lang])) {
       const jobConfig = jobConfigOf(lang);
       const audioPath = path.join(partDir, row.file);
       const c0 = procCpuS(engine.pid);

@@ -3,7 +3,7 @@
 A rest (the speech after the point where a chunk's decoding stopped, decoded on from the last timestamp; see
 decode/rounds.py) starts where Whisper's last timestamp put the end of the text before it. That timestamp
 can fall inside the last word, and the rest, decoded without the text before, hears the word's end and writes the
-word again: "...98 percent, or the" then "the past 12 months" (bench/layouts.py's en input with 1 s of room tone,
+word again: "...98 percent, or the" then "the past 12 months" (bench/rtf.py's en input with 1 s of room tone,
 at beam 5 and 1), "...されてしまったようです。" then "です" (ja). WhisperModel.transcribe does not, as the text
 before is its prompt; a prompted rest costs more than it gains (docs/performance.md, "The text before across a cut").
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it

@@ -20,6 +20,7 @@ from sori_engine import audio, transcriber
 from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.windows import windows
 from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_eval.wav import write_wav
 
 SR = audio.SAMPLE_RATE
 
@@ -155,15 +156,7 @@ def long_input(testdata: Path, tmp_path: Path) -> tuple[Path, int]:
     for i, clip in enumerate(clips):
         parts += [audio.decode(str(clip)), np.zeros(SR * (1 + i % 3), dtype=np.float32)]
     samples = np.concatenate(parts)
-    path = tmp_path / "long.wav"
-    import wave
-
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SR)
-        w.writeframes((samples * 32767).astype("<i2").tobytes())
-    return path, samples.shape[0]
+    return write_wav(tmp_path / "long.wav", samples), samples.shape[0]
 
 
 def test_windows_cover_the_file_and_never_cut_speech(testdata: Path, tmp_path: Path) -> None:

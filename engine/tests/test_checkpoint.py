@@ -7,7 +7,6 @@ file makes three windows and three checkpoints without a long decode."""
 from __future__ import annotations
 
 import os
-import wave
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from conftest import Engine
 
 from sori_engine import audio, checkpoint
 from sori_engine.protocol import Segment, TranscribeParams, Word, parse_model
+from sori_eval.wav import write_wav
 
 CLIPS = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wav", "en/whisper_jfk.flac"]
 
@@ -25,13 +25,7 @@ CLIPS = ["en/earnings22_1_4482311_3_62.wav", "en/earnings22_3_4483589_261_321.wa
 @pytest.fixture(scope="module")
 def long_input(testdata: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     samples = np.concatenate([audio.decode(str(testdata / c)) for c in CLIPS])
-    path = tmp_path_factory.mktemp("resume") / "three_clips.wav"
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(audio.SAMPLE_RATE)
-        w.writeframes(np.round(samples * 32768).clip(-32768, 32767).astype("<i2").tobytes())
-    return path
+    return write_wav(tmp_path_factory.mktemp("resume") / "three_clips.wav", samples)
 
 
 @pytest.fixture(scope="module")

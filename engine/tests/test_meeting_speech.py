@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from conftest import Engine
 from faster_whisper import WhisperModel
-from wav_files import write_wav
+from sori_eval.wav import write_wav
 
 from sori_engine import audio as audio_io
 

@@ -1,7 +1,7 @@
 """A rest's first words that repeat the text before it are dropped (rest_echo.without_echo, decode/rounds.py).
 
 A rest is decoded from Whisper's last timestamp, which can fall inside the last word: the rest then wrote that word
-again ("...98 percent, or the" / "the past 12 months", bench/layouts.py's en input with 1 s of room tone). The
+again ("...98 percent, or the" / "the past 12 months", bench/rtf.py's en input with 1 s of room tone). The
 decoded text is plain data in the first tests (a timestamp inside a word cannot be had from the model on demand);
 the last runs the real model on the input where the echo was seen.
 """
@@ -15,6 +15,7 @@ from sori_engine import transcriber
 from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
 from sori_engine.rest_echo import without_echo
+from sori_eval.wav import write_wav
 
 SR = transcriber.SR
 CALLS = ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321")

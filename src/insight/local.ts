@@ -108,7 +108,7 @@ export class LocalLlm implements LlmBackend {
           sequences: 2,
           // Small batches: the abort signal is only seen between batches, so a batch is the most an abandoned
           // generation runs on (64 tokens: 3 s of one core for the 1.5B model; 22.5 tokens per CPU second
-          // measured with 64 and 23.7 with 256 on the 5-minute call, bench/insight/speed.ts).
+          // measured with 64 and 23.7 with 256 on the 5-minute call, bench/insight/speed.ts at fdf3214).
           batchSize: BATCH_TOKENS,
           ...(this.opts.threads > 0 ? { threads: this.opts.threads } : {}),
         });

@@ -5,11 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 
-export const ROOT = path.resolve(import.meta.dirname, "..", "..");
-/** The shared test audio: SORI_TESTDATA, or `shared/testdata` beside the checkout. */
-export const TESTDATA = process.env.SORI_TESTDATA
-  ? path.resolve(process.env.SORI_TESTDATA)
-  : path.resolve(ROOT, "..", "shared", "testdata");
+import { ROOT, TESTDATA } from "./paths.js";
+
+export { ROOT, TESTDATA };
 if (!fs.existsSync(path.join(TESTDATA, "MANIFEST.tsv"))) {
   process.stderr.write(
     `test audio not found at ${TESTDATA}: tests that decode audio will fail; set SORI_TESTDATA to the shared testdata folder\n`,

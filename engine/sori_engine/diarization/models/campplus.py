@@ -19,7 +19,7 @@ The network is built at load time as an ONNX graph (the `onnx` helper API) from 
 norms folded into the neighbouring convolutions, and run by onnxruntime (already in the engine for Silero VAD):
 a numpy version of the same network was 8x slower (2-D convolutions as im2col matrix products).
 `engine/tests/test_diarization_models.py` checks the output against PyTorch reference values
-(bench/diarization_reference.py).
+(engine/tests/fixtures/diarization_reference.py).
 """
 
 from __future__ import annotations

