@@ -9,8 +9,8 @@ SORI_MODELS_FILE's are; it is passed in the request's model entry, never written
 from __future__ import annotations
 
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from .testdata import REPO_ROOT
 

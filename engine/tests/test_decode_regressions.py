@@ -24,7 +24,6 @@ import numpy as np
 import transcripts
 from conftest import Engine
 from transcripts import missing_tail, reference
-from sori_eval.wav import write_wav
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination, models, transcriber, vad
@@ -33,6 +32,7 @@ from sori_engine.decode.fw import FwSegment, Prompting, WhisperModel
 from sori_engine.decode.options import DEFAULT, DecodeOptions
 from sori_engine.hallucination import normalize
 from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_eval.wav import write_wav
 
 SR = audio_io.SAMPLE_RATE
 JFK = "en/whisper_jfk.flac"  # 11 s

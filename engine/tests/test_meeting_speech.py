@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from conftest import Engine
 from faster_whisper import WhisperModel
-from sori_eval.wav import write_wav
 
 from sori_engine import audio as audio_io
+from sori_eval.wav import write_wav
 
 MEETINGS = ("multi/pyannote_dev00.wav", "multi/pyannote_dev01.wav")
 MIN_KEPT = 0.9  # of the plain script's words (the bound); the int8 model's words vary by CPU, not this much
