@@ -11,6 +11,7 @@ import { detectFormat } from "../audio/format.js";
 import { Engine } from "../engine/client.js";
 import { ApiError } from "../errors.js";
 import {
+  cosine,
   enrollVoice,
   mergePrints,
   SPEAKER_OPTIONS,
@@ -207,6 +208,14 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
     if (!speaker) throw new ApiError("H0004", "no speaker with this id");
     if (speaker.model !== VOICEPRINT_MODEL) throw new ApiError("H0001", staleVoiceprint(speaker));
     const { voice } = await voiceOf(req, reply, [], () => null);
+    // Added speech must be the speaker's own: by the rule a job names a speaker with.
+    const score = cosine(speaker.embedding, voice.embedding);
+    if (score < OPTS.threshold) {
+      throw new ApiError(
+        "H0001",
+        `the added speech does not match this speaker's voice (cosine ${score.toFixed(2)}, ${OPTS.threshold} needed)`,
+      );
+    }
     const merged: Voiceprint = mergePrints(speaker, voice);
     if (merged.speechS > OPTS.maxEnrollS) {
       throw new ApiError(

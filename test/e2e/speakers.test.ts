@@ -310,6 +310,10 @@ describe("end to end: known speakers", () => {
     const added = await enroll(token, null, [`${K}anechoic_sub100120a00213.wav`], `/v1/speakers/${ids.A}/audio`);
     assert.equal(added.status, 200, JSON.stringify(added.body));
     assert.ok(added.body.speech_s > 15);
+    // Another person's speech is not added.
+    const wrong = await enroll(token, null, [`${K}anechoic_sub100120a00213.wav`], `/v1/speakers/${ids.B}/audio`);
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.body.msg, /does not match this speaker's voice/);
     const del = await call(token, "DELETE", `/v1/speakers/${ids.A}`);
     assert.equal(del.status, 200);
     assertDocumented("DELETE /v1/speakers/{id}", 200, del.body);
