@@ -42,7 +42,8 @@ describe("refinement with the job's text options", () => {
   });
 });
 
-describe("the default rule: agreement of the decodes, in the languages it was measured on", () => {
+describe("the agreement rule (the default's, enabled for ko)", () => {
+  const RULE_KO = { ...DEFAULT_RULE, languages: ["ko"] };
   const ko: Utterance = {
     start_at: 0,
     duration: 3000,
@@ -59,17 +60,17 @@ describe("the default rule: agreement of the decodes, in the languages it was me
   const config = parseJobConfig(JSON.stringify({ language: "ko" }));
 
   it("changes a short edit two of the three decodes write, and not one that only one writes", () => {
-    const all = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    const all = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, RULE_KO, 3);
     assert.equal(all.utterances[0]!.msg, fixed);
     assert.equal(all.changed, 1);
-    const two = applyRefinement([ko], { spans: [span([fixed, fixed, ko.msg])] }, config, DEFAULT_RULE, 3);
+    const two = applyRefinement([ko], { spans: [span([fixed, fixed, ko.msg])] }, config, RULE_KO, 3);
     assert.equal(two.utterances[0]!.msg, fixed);
-    const one = applyRefinement([ko], { spans: [span([fixed, ko.msg, ko.msg])] }, config, DEFAULT_RULE, 3);
+    const one = applyRefinement([ko], { spans: [span([fixed, ko.msg, ko.msg])] }, config, RULE_KO, 3);
     assert.equal(one.utterances[0]!.msg, ko.msg);
   });
 
   it("keeps the base text where the decodes agree but do not score clearly above it", () => {
-    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.47)] }, config, DEFAULT_RULE, 3);
+    const out = applyRefinement([ko], { spans: [span([fixed, fixed, fixed], -0.47)] }, config, RULE_KO, 3);
     assert.equal(out.changed, 0);
   });
 
@@ -78,15 +79,32 @@ describe("the default rule: agreement of the decodes, in the languages it was me
     const number = "5건까지 빌릴 수 있고 기간이 10일입니다.";
     const phrase = "5건까지 빌릴 수 있고 기가능력이 20일입니다.";
     for (const t of [number, phrase]) {
-      const out = applyRefinement([said], { spans: [span([t, t, t])] }, config, DEFAULT_RULE, 3);
+      const out = applyRefinement([said], { spans: [span([t, t, t])] }, config, RULE_KO, 3);
       assert.equal(out.utterances[0]!.msg, said.msg, t);
     }
   });
 
-  it("keeps the base text of a language it may not change", () => {
+  it("keeps the base text of a language it may not change, and the default changes none", () => {
     const en = { ...ko, lang: "en" };
-    const out = applyRefinement([en], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    const out = applyRefinement([en], { spans: [span([fixed, fixed, fixed])] }, config, RULE_KO, 3);
     assert.equal(out.changed, 0);
     assert.deepEqual(out.utterances[0], en);
+    const none = applyRefinement([ko], { spans: [span([fixed, fixed, fixed])] }, config, DEFAULT_RULE, 3);
+    assert.deepEqual(none.utterances[0], ko);
+  });
+
+  it("does not run the job's text options twice over an agreed text (ITN would rewrite its numbers)", () => {
+    const ja: Utterance = {
+      start_at: 0,
+      duration: 5000,
+      msg: "1回の費用がおよそ1001億円と高額です。",
+      spk: 0,
+      lang: "ja",
+    };
+    const edited = "1回の費用がおよそ1001億円と高額でした。";
+    const jaConfig = parseJobConfig(JSON.stringify({ language: "ja" }));
+    const rule = { ...DEFAULT_RULE, languages: ["ja"] };
+    const out = applyRefinement([ja], { spans: [span([edited, edited, ja.msg])] }, jaConfig, rule, 3);
+    assert.equal(out.utterances[0]!.msg, edited);
   });
 });
