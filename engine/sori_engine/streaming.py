@@ -5,10 +5,11 @@ probability for each 32 ms frame of it. Each `stream_audio` appends audio and th
 
 - end-pointing: once the utterance has speech and the speech has been followed by `epd_time` seconds of frames
   under the VAD threshold (or the client asked to finalize, or the stream ends, or the utterance reached
-  MAX_UTTERANCE_S), the utterance is decoded with the batch path (`transcriber.transcribe_audio`: the same VAD,
+  `stream_max_utterance_s`), the utterance is decoded with the batch path (`transcriber.transcribe_audio`: the same VAD,
   beam, tail rounds and hallucination stage as a `transcribe` request) and returned as a final; its audio is
   dropped;
-- an early final: once the speech has paused PAD_S (the final's padding is all there) and is within EARLY_S of
+- an early final: once the speech has paused `stream_pad_s` (the final's padding is all there) and is within
+  `stream_early_s` of
   `epd_time`, the final is decoded now, in a step with nothing else to decode, and kept; when the end point comes
   with the same audio, that is the final (the same decode of the same samples, so the same result, sooner); when
   the speech goes on, it is dropped;
@@ -34,6 +35,7 @@ import numpy as np
 
 from . import hallucination, stream_interim, transcriber, vad
 from .audio import SAMPLE_RATE
+from .decode.options import DecodeOptions
 from .protocol import (
     EngineError,
     Segment,
@@ -50,24 +52,6 @@ log = logging.getLogger(__name__)
 
 SR = SAMPLE_RATE
 FRAME = int(hallucination.FRAME_S * SR)  # 512 samples: Silero's frame
-MIN_SPEECH_FRAMES = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)
-PAD_S = 0.4  # audio decoded after the last speech frame of an utterance (the VAD's padding)
-# ... and before its first: more than after, because Silero run on the stream step by step marks a soft onset
-# later than on the whole file (0.45 s late on ko/deeply_dancestudio_sub100110a00036, whose first word was then
-# lost: docs/streaming.md, "Figures").
-LEAD_S = 0.8
-assert round(LEAD_S * SR) % FRAME == 0, "an utterance must start on the VAD's frame grid (_final reuses its probs)"
-# An utterance this long is finalised at its longest pause (one Whisper window holds 30 s; shorter utterances also
-# keep the interims' cost down, each of which decodes the whole utterance so far).
-MAX_UTTERANCE_S = 15.0
-IDLE_KEEP_S = 1.0  # audio kept while there is no speech, so a soft onset keeps its lead-in (LEAD_S)
-# No interim once the speech has paused this long: the last interim already holds the words, and a decode started
-# now would hold up the final if the pause turns out to be the end point.
-PAUSED_S = 0.25
-# A final is decoded early once the pause holds its padding (PAD_S) and is within EARLY_S of `epd_time`: earlier,
-# more pauses turn out to be inside an utterance and their decode is thrown away (the 69 s dialogue at epd_time
-# 0.8: 16 decodes for 7 finals from PAD_S on, 10 from 0.6 s).
-EARLY_S = 0.2
 MAX_SESSIONS = 64  # per engine process; the service bounds sessions far below this
 MAX_PCM_BYTES = 8 * 1024 * 1024  # one stream_audio's audio (base64-decoded)
 
@@ -112,7 +96,7 @@ class Session:
     # (Scoring each step afresh with half a second of warm-up marked soft speech as silence: whole utterances of
     # reverberant clips were cut out, docs/streaming.md "Figures".)
     scan: vad.SileroScan = field(init=False)
-    # The open utterance's final decoded early (the pause reached PAD_S), keyed by the audio it decoded:
+    # The open utterance's final decoded early (the pause reached stream_pad_s), keyed by the audio it decoded:
     # ((session sample of the audio's start, its length), segments; None when the decode failed).
     early: tuple[tuple[int, int], list[Segment] | None] | None = None
     early_finals: bool = True  # decode a final once its pause holds the padding (off: only at the end point)
@@ -122,12 +106,16 @@ class Session:
     def __post_init__(self) -> None:
         self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
         unspaced = self.params.decode.language in stream_interim.UNSPACED
-        self.stable = stream_interim.StablePrefix(unspaced, self.params.decode.model.decode.interim_lead_held_back)
+        self.stable = stream_interim.StablePrefix(unspaced, self.options.interim_lead_held_back)
         self.scan = vad.SileroScan()
 
     @property
+    def options(self) -> DecodeOptions:
+        return self.params.decode.model.decode
+
+    @property
     def threshold(self) -> float:
-        o = self.params.decode.model.decode
+        o = self.options
         return o.phone_vad_threshold if self.params.narrowband else o.vad_threshold
 
     def append(self, pcm: bytes, flush: bool) -> None:
@@ -167,7 +155,7 @@ class Session:
         ends at the first pause of `epd_time` or more after its start: audio that arrived in one large step (a
         slow engine makes steps larger) may hold several utterances, and each gets its own final."""
         speech = np.flatnonzero(self.probs >= self.threshold)
-        if speech.size < MIN_SPEECH_FRAMES:
+        if speech.size < self.options.stream_min_speech_frames:
             return None
         gap = max(1, int(np.ceil(self.params.epd_time / hallucination.FRAME_S)))
         pauses = np.flatnonzero(np.diff(speech) > gap)  # speech[i] is the last frame before a long enough pause
@@ -232,13 +220,13 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
         any_final = any_final or bool(events)
         span = s.speech_span()
         silence_s = s.pause_s(span[1]) if span is not None else 0.0
-        paused = span is not None and silence_s >= PAUSED_S
+        paused = span is not None and silence_s >= s.options.stream_paused_s
         if span is not None and not events and not finish and early_from(s) <= silence_s < s.params.epd_time:
             early.append((s, span))
         if interim and span is not None and not events and not paused and not finish:
             wants.append((len(results), s, (span[0], s.probs.size - 1)))
         elif span is None and s.probs.size > 0:
-            keep = int(IDLE_KEEP_S / hallucination.FRAME_S)
+            keep = int(s.options.stream_idle_keep_s / hallucination.FRAME_S)
             if s.probs.size > keep and not np.any(s.probs[-keep:] >= s.threshold):
                 s.drop(s.probs.size - keep)  # silence or noise only: nothing to keep but a lead-in
         if finish:
@@ -306,9 +294,9 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[
         silence_s = s.pause_s(last)
         length_s = (s.probs.size - first) * hallucination.FRAME_S
         # `decided`: the buffer sample whose arrival decided the final (the service times the final from it).
-        if length_s >= MAX_UTTERANCE_S and not finalize and silence_s < s.params.epd_time:
+        if length_s >= s.options.stream_max_utterance_s and not finalize and silence_s < s.params.epd_time:
             last = _longest_pause(s.probs[first : last + 1] >= s.threshold) + first
-            decided = (first + _frames(MAX_UTTERANCE_S)) * FRAME
+            decided = (first + _frames(s.options.stream_max_utterance_s)) * FRAME
         elif silence_s >= s.params.epd_time:
             decided = (last + 1 + _frames(s.params.epd_time)) * FRAME  # the frame that completed the pause
         elif finalize:
@@ -352,14 +340,14 @@ def _decode_final(s: Session, a: int, b: int) -> list[Segment]:
         audio,
         s.params.narrowband,
         stream_interim.window_s(audio.shape[0], s.params.decode.model.decode),
-        s.probs[a // FRAME :],  # the session's own (a is on the frame grid: LEAD_S is whole frames)
+        s.probs[a // FRAME :],  # the session's own (a is on the frame grid: the lead is whole frames)
     )
     return list(result.segments)
 
 
 def early_from(s: Session) -> float:
     """The pause (seconds) from which a session's final is decoded early."""
-    return max(PAD_S, s.params.epd_time - EARLY_S)
+    return max(s.options.stream_pad_s, s.params.epd_time - s.options.stream_early_s)
 
 
 def _decode_early(s: Session, first: int, last: int) -> bool:
@@ -394,8 +382,11 @@ def _final(s: Session, first: int, last: int, decided: int) -> dict[str, Any]:
 
 
 def _bounds(s: Session, first: int, last: int) -> tuple[int, int]:
-    """Buffer samples [a, b) decoded for the speech frames first..last: LEAD_S before, PAD_S after."""
-    return max(first * FRAME - int(LEAD_S * SR), 0), min((last + 1) * FRAME + int(PAD_S * SR), s.audio.shape[0])
+    """Buffer samples [a, b) decoded for the speech frames first..last: the lead before, the padding after."""
+    o = s.options
+    return max(first * FRAME - o.stream_lead_frames * FRAME, 0), min(
+        (last + 1) * FRAME + int(o.stream_pad_s * SR), s.audio.shape[0]
+    )
 
 
 def _event(

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from sori_engine import streaming
+from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import EngineError
 
 CLIP = "ko/deeply_anechoic_sub100120a00053.wav"  # 5.2 s, one sentence
@@ -144,7 +145,9 @@ def test_a_final_keeps_the_pause_after_its_speech_for_the_next_lead_in(testdata:
         if finals:
             break
     assert len(finals) == 1
-    speech_end = finals[0]["end"] - streaming.PAD_S  # the final's audio ends PAD_S after its last speech frame
+    speech_end = (
+        finals[0]["end"] - DEFAULT.stream_pad_s
+    )  # the final's audio ends stream_pad_s after its last speech frame
     kept_from = s.offset / streaming.SR
     assert kept_from <= speech_end + streaming.FRAME / streaming.SR + 1e-6
     assert s.audio.shape[0] / streaming.SR >= 0.4  # the pause the end point waited for (epd_time 0.5 s) is held
@@ -183,7 +186,7 @@ def _finals(sid: str, pcm: bytes) -> tuple[list[tuple[int, dict[str, Any]]], lis
 
 
 def test_a_final_decoded_early_is_the_final(testdata: Path, model: dict[str, Any]) -> None:
-    """Once the pause holds the final's padding (and is within EARLY_S of epd_time), the final is decoded; the end
+    """Once the pause holds the final's padding (and is within stream_early_s of epd_time), the final is decoded; the end
     point then sends it without decoding, and it is the final the end point would have decoded."""
     pcm = pcm8k(testdata / CLIP, silence_s=2.0)
     open_session("early", model, epd_time=1.2)
@@ -216,7 +219,7 @@ def test_a_final_is_timed_from_its_end_point_not_from_the_end_of_a_large_step(
     speech frame and epd_time after it), not by the 2 s that came with it (the service's final latency)."""
     open_session("large", model)
     [final] = feed("large", pcm8k(testdata / CLIP, silence_s=2.0))["events"]
-    speech_end = final["end"] - streaming.PAD_S
+    speech_end = final["end"] - DEFAULT.stream_pad_s
     assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + streaming.FRAME / streaming.SR + 1e-6
 
 

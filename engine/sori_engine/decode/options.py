@@ -57,6 +57,14 @@ class DecodeOptions:
     interim_window_step_s: float = 5.0  # an interim's window grows in these steps
     interim_tokens_per_s: int = 15  # most tokens an interim writes per second of audio: a loop stops there
     interim_lead_held_back: int = 1  # words of a first hypothesis held back (twice as many characters unspaced)
+    # --- streaming sessions' end-pointing (streaming.py; docs/streaming.md, "How a session works")
+    stream_min_speech_frames: int = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)
+    stream_pad_s: float = 0.4  # audio decoded after an utterance's last speech frame (the VAD's padding)
+    stream_lead_frames: int = 25  # 0.8 s before its first: Silero marks a soft onset late on a stream; whole frames
+    stream_max_utterance_s: float = 15.0  # a longer utterance is finalised at its longest pause
+    stream_idle_keep_s: float = 1.0  # audio kept while there is no speech, so a soft onset keeps its lead-in
+    stream_paused_s: float = 0.25  # no interim once the speech has paused this long (the final may be next)
+    stream_early_s: float = 0.2  # a final is decoded early once its pause is within this of epd_time
 
 
 DEFAULT = DecodeOptions()
