@@ -111,10 +111,10 @@ def _said_until(fw: FwSegment, o: DecodeOptions) -> float:
     the text does not hold (verdicts.stretched_tail), the segment and that word then cut to end a third of
     `longest_word_s` after it."""
     start = verdicts.stretched_tail(fw, o)
-    if start is None:
+    last = verdicts.last_word(fw)
+    if start is None or last is None:
         return float(fw.end)
-    words = [w for w in fw.words or () if w.word.strip()]
-    fw.end = words[-1].end = start + o.longest_word_s / 3
+    fw.end = last.end = start + o.longest_word_s / 3
     return start
 
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import hallucination
-from .fw import FwSegment
+from .fw import FwSegment, FwWord
 from .options import DecodeOptions
 
 
@@ -117,10 +117,15 @@ def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
     segment still ends at the chunk's end and word alignment stretches its last word over the speech it did not
     write. From that word's start, that speech is decoded on like any rest (whose first word, said again, rest_echo
     drops)."""
-    words = [w for w in fw.words or () if w.word.strip()]
-    if not words or words[-1].end - words[-1].start <= o.longest_word_s:
+    last = last_word(fw)
+    if last is None or last.end - last.start <= o.longest_word_s:
         return None
-    return float(words[-1].start)
+    return float(last.start)
+
+
+def last_word(fw: FwSegment) -> FwWord | None:
+    """The segment's last word with text (its word timestamps), None without them."""
+    return next((w for w in reversed(fw.words or ()) if w.word.strip()), None)
 
 
 def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) -> bool:
