@@ -83,3 +83,21 @@ def test_a_short_repeat_or_one_said_at_a_speaking_pace_is_not_a_replay() -> None
     segs = [_seg(0.0, 4.0, hold), _seg(10.0, 14.0, hold)]
     assert replay_start(segs, 14.5, DEFAULT) is None
     assert not suspect(segs, 0.0, 14.5, DEFAULT)
+
+
+def test_one_sentence_said_again_and_again_at_a_speaking_pace_is_decoded_again() -> None:
+    # The shape of a far-field meeting excerpt at beam 1: "It opens a menu." 13 times over 18 s, each segment short
+    # and at a speaking pace (no compression, no replay), where the plain decode wrote five different sentences.
+    # Left to the file-level loop rule, its text was removed and the speech under it lost.
+    head = [_seg(2.1, 5.2, "I don't know about you but usually you right click."), _seg(6.8, 7.9, "It opens a menu.")]
+    loop = [_seg(8.9 + 1.5 * i, 9.9 + 1.5 * i, " It opens a menu.") for i in range(12)]
+    end = _seg(27.3, 30.0, "Otherwise, you don't really know that.")
+    segs = [*head, *loop, end]
+    assert replay_start(segs, 30.0, DEFAULT) is None
+    assert suspect(segs, 0.0, 30.0, DEFAULT)
+    # What is kept is the text before the loop: the new sentence after 16 s of loop is no place found again, and
+    # the speech from the loop on is decoded on in the next round.
+    assert before_loop(segs, 30.0, DEFAULT) == head
+    # Said twice, or a backchannel said again and again, is what people do.
+    assert not suspect([*head, loop[0], end], 0.0, 30.0, DEFAULT)
+    assert not suspect([_seg(float(i), i + 0.5, "Yeah.") for i in range(6)], 0.0, 6.0, DEFAULT)

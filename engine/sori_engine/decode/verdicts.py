@@ -2,7 +2,8 @@
 batched rounds and by streaming alike. The file-level rules that run last over the whole transcript (loops, the bag
 of hallucinations, text on no speech, unsure text on a tail) are `hallucination.clean`.
 
-- `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay);
+- `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay, one
+  sentence said again and again);
 - `before_loop`: the part of a confident pass before the loop in it, and what follows where the decoder recovered;
 - `replay_start`: where a run of segments starts that only says again what the clip said before;
 - `hallucinated`: faster-whisper's no-speech rule and the loop rule, for one segment of a rest;
@@ -36,7 +37,25 @@ def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOp
     return (
         any(fw.compression_ratio > o.max_compression or fw.avg_logprob < o.min_logprob for fw in texts)
         or replay_start(texts, end_s, o) is not None
+        or said_again_and_again(texts, o)
     )
+
+
+def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
+    """Whether `hallucination.LOOP_REPEATS` segments in a row say the same sentence (`replay_min_chars` or more,
+    normalized): the loop the file-level rules remove (`hallucination.clean`), here split into short segments at
+    a speaking pace, so neither the compression nor the replay rule sees it ("It opens a menu." 13 times over 18 s
+    of a meeting whose plain decode wrote five different sentences there). Judged here, the clip is decoded again;
+    left to the last stage, its text is removed and the speech under it lost. A short text said again ("Yeah.",
+    "네.") is under the length: people say it again."""
+    run, prev = 0, ""
+    for fw in segments:
+        said = hallucination.normalize(fw.text)
+        run = run + 1 if said == prev and len(said) >= o.replay_min_chars else 1
+        if run >= hallucination.LOOP_REPEATS:
+            return True
+        prev = said
+    return False
 
 
 def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> int | None:
@@ -90,24 +109,36 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
 
 def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: DecodeOptions) -> list[FwSegment]:
     """The segments after loop segment k that show the decoder found its place again: new text (no loop, no
-    sentence said before), `replay_min_chars` or more of it; none otherwise. Without them the speech after the text
-    before the loop is decoded on in the next round; with them that speech already has its text, and dropping it
-    would lose real speech (a run of backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s)."""
+    sentence said before), `replay_min_chars` or more of it, once the loop segments skipped after k cover less than
+    `missing_s` of the clip; none otherwise. Without them the speech after the text before the loop is decoded on in
+    the next round; with them that speech already has its text, and dropping it would lose real speech (a run of
+    backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s). A loop that went on over `missing_s` is not a
+    place found again: the speech under it was never written."""
     said_before = "".join(seen)
     out: list[FwSegment] = []
+    skipped_s = 0.0
     for fw in segments[k + 1 :]:
         said = hallucination.normalize(fw.text)
         if fw.compression_ratio > o.max_compression or (len(said) >= o.replay_min_chars and said in said_before):
+            if not out:
+                skipped_s += max(0.0, float(fw.end) - float(fw.start))
             continue
         out.append(fw)
         said_before += said
+    if skipped_s >= o.missing_s:
+        return []
     new_chars = sum(len(hallucination.normalize(fw.text)) for fw in out)
     return out if new_chars >= o.replay_min_chars else []
 
 
 def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool:
-    """A rest decoded to its token limit (`ran_to_cap`) or with a segment over `max_compression`: a loop."""
-    return ran_to_cap(segments, cap) or any(fw.compression_ratio > o.max_compression for fw in segments)
+    """A rest decoded to its token limit (`ran_to_cap`), with a segment over `max_compression`, or saying one
+    sentence again and again (`said_again_and_again`): a loop."""
+    return (
+        ran_to_cap(segments, cap)
+        or any(fw.compression_ratio > o.max_compression for fw in segments)
+        or said_again_and_again([fw for fw in segments if fw.text.strip()], o)
+    )
 
 
 def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
