@@ -236,3 +236,5 @@ score("ASR-shaped, held-out part 1 (written after the recall rules were frozen a
   asrHeldOut,
 ]);
 score("ASR-shaped, held-out part 2 (written after the rules were frozen again at 45748e7)", [asrHeldOut2]);
+const asrHeldOut3 = (lang: string): string => `asr-${lang}-heldout3.txt`;
+score("ASR-shaped, held-out part 3 (written after the rules were frozen again at af90bdf)", [asrHeldOut3]);

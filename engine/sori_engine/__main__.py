@@ -140,6 +140,10 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
         from . import voiceprint  # loaded on first use, as diarization is
 
         return voiceprint.voiceprint(voiceprint.parse_voiceprint(req.params), lambda f: writer.progress(req.id, f))
+    if req.op == "redact_audio":
+        from . import redact_audio
+
+        return redact_audio.redact_audio(redact_audio.parse_redact_audio(req.params))
     if req.op == "refine":
         from . import refiner
 

@@ -138,7 +138,7 @@ export async function jobsListRoutes(app: FastifyInstance): Promise<void> {
     const job = await findOwnJob(app, client, req.params.id, { expired: "allow" });
     const gone = await deleteJob(app.sori.store, job.id);
     if (!gone) throw new ApiError("H0004", "no transcription with this id");
-    if (gone.blobKey) await app.sori.blobs.remove(gone.blobKey);
+    for (const key of [gone.blobKey, gone.redactedKey]) if (key) await app.sori.blobs.remove(key);
     req.log.info({ job_id: job.id, client_id: client.id, state: job.state }, "job deleted");
     return { id: job.id, deleted: true as const };
   });

@@ -14,6 +14,7 @@ import { consoleDeclarations } from "./console.js";
 import { exportDeclarations } from "./export.js";
 import { jobsListDeclarations } from "./jobsList.js";
 import { openaiDeclarations } from "./openaiCompat.js";
+import { redactedAudioDeclarations } from "./redactedAudio.js";
 import { type Route, route, Text } from "./route.js";
 import { speakerDeclarations } from "./speakers.js";
 import { streamingDeclarations } from "./streaming.js";
@@ -73,6 +74,7 @@ export function routeDeclarations(opts: { metrics: boolean; streaming?: boolean;
     ...transcribeDeclarations,
     ...jobsListDeclarations,
     ...exportDeclarations,
+    ...redactedAudioDeclarations,
     ...openaiDeclarations,
     ...callbackSecretDeclarations,
     ...consoleDeclarations,

@@ -18,6 +18,7 @@ import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
 import { openaiRoutes } from "./openaiCompat.js";
 import { openapiRoutes } from "./openapiDocument.js";
+import { redactedAudioRoutes } from "./redactedAudio.js";
 import { speakerRoutes } from "./speakers.js";
 import { streamingRoutes } from "./streaming.js";
 import { closeAfterAnswer, transcribeRoutes } from "./transcribe.js";
@@ -65,6 +66,7 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
   await app.register(transcribeRoutes);
   // Beyond the spec (docs/extras.md).
   await app.register(exportRoutes);
+  await app.register(redactedAudioRoutes); // docs/pii.md
   await app.register(jobsListRoutes);
   await app.register(openaiRoutes);
   await app.register(callbackSecretRoutes);

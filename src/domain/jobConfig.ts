@@ -5,7 +5,16 @@
 import { z } from "zod";
 import { InvalidInput } from "./errors.js";
 import { WHISPER_LANGUAGES } from "./languages.js";
-import { DEFAULT_MIN_DIGITS, MIN_DIGITS_RANGE, PII_MODES, PII_TYPES, type PiiOptions } from "./pii.js";
+import {
+  AUDIO_MARGIN_MS,
+  DEFAULT_MIN_DIGITS,
+  MIN_DIGITS_RANGE,
+  PII_AUDIO_MODES,
+  PII_MODES,
+  PII_TYPES,
+  type PiiAudioMode,
+  type PiiOptions,
+} from "./pii.js";
 
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;
@@ -69,10 +78,12 @@ export const ConfigSchema = z.object({
           message: `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`,
         })
         .optional(),
+      audio: z.boolean().optional(),
+      audio_mode: z.enum(PII_AUDIO_MODES, { message: `must be one of ${PII_AUDIO_MODES.join(", ")}` }).optional(),
     })
     .optional()
     .meta({
-      description: `Extension, not in the spec (docs/pii.md): which types (default all), how they are written (default mask), and from how many digits a run with no cue is masked (min_digits, default ${DEFAULT_MIN_DIGITS}, 0 off); needs use_pii_redaction`,
+      description: `Extension, not in the spec (docs/pii.md): which types (default all), how they are written (default mask), from how many digits a run with no cue is masked (min_digits, default ${DEFAULT_MIN_DIGITS}, 0 off), and whether a copy of the audio with every redacted span silenced (audio_mode silence, default) or beeped (beep), ${AUDIO_MARGIN_MS} ms each side, is kept for GET /v1/transcribe/{id}/redacted-audio (audio, default false); needs use_pii_redaction`,
     }),
   // Beyond the spec, where the server enables known speakers (docs/speakers.md); ignored like any unknown field
   // where it does not.
@@ -100,6 +111,12 @@ export function piiOptions(config: JobConfig): PiiOptions | null {
     mode: config.pii_redaction?.mode ?? "mask",
     min_digits: config.pii_redaction?.min_digits ?? DEFAULT_MIN_DIGITS,
   };
+}
+
+/** The redacted copy of the audio the job asked for (`pii_redaction.audio`), or null. */
+export function piiAudioMode(config: JobConfig): PiiAudioMode | null {
+  if (config.use_pii_redaction !== true || config.pii_redaction?.audio !== true) return null;
+  return config.pii_redaction.audio_mode ?? "silence";
 }
 
 /** Whether the language is a fixed one (not detect/multi). */
@@ -149,6 +166,9 @@ export function parseJobConfig(text: string | undefined, opts: ParseOptions = {}
   }
   if (given.pii_redaction !== undefined && c.use_pii_redaction !== true) {
     throw new InvalidInput("config.pii_redaction needs use_pii_redaction true");
+  }
+  if (c.pii_redaction?.audio_mode !== undefined && c.pii_redaction.audio !== true) {
+    throw new InvalidInput("config.pii_redaction.audio_mode needs pii_redaction.audio true");
   }
   if (c.speaker_identification && !c.use_diarization && !c.use_multi_channel) {
     throw new InvalidInput("config.speaker_identification needs use_diarization or use_multi_channel true");

@@ -39,3 +39,11 @@ export interface PiiOptions {
   /** Digits from which a run with no cue is masked; 0: only cued or well-formed numbers. */
   min_digits: number;
 }
+
+/** How the redacted copy of the audio (`pii_redaction.audio`) covers a span: silence (default) or a 1 kHz tone. */
+export const PII_AUDIO_MODES = ["silence", "beep"] as const;
+export type PiiAudioMode = (typeof PII_AUDIO_MODES)[number];
+
+/** Added before and after each redacted span's word times in the redacted audio: word times from alignment can be off
+ * by a frame or two, and a digit's first or last phoneme must not survive. */
+export const AUDIO_MARGIN_MS = 250;

@@ -12,6 +12,8 @@ import {
   type EngineCheckpoint,
   EngineError,
   type ProbeResult,
+  type RedactAudioParams,
+  type RedactAudioResult,
   type TranscribeParams,
   type TranscribeResult,
   type VoiceprintParams,
@@ -92,6 +94,11 @@ export class Engine {
     opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
   ): Promise<VoiceprintResult> {
     return (await this.request("voiceprint", params, opts)) as VoiceprintResult;
+  }
+
+  /** A copy of the audio with spans silenced or beeped (docs/engine.md, `redact_audio`; used by src/jobs/tasks/redactedAudio.ts). */
+  async redactAudio(params: RedactAudioParams, opts: { timeoutMs?: number } = {}): Promise<RedactAudioResult> {
+    return (await this.request("redact_audio", params, opts)) as RedactAudioResult;
   }
 
   /** Streaming session ops (docs/engine.md, "Streaming"; used by src/streaming). */

@@ -105,6 +105,23 @@ export interface VoiceprintResult {
   }[];
 }
 
+/** `redact_audio` (docs/engine.md): a 16 kHz 16-bit PCM WAV copy of a file, a channel per track, each track's spans
+ * silenced or beeped (the redacted audio of docs/pii.md). */
+export interface RedactAudioParams {
+  audio_path: string;
+  /** A fresh spool file of the worker's; the engine refuses to overwrite a file. */
+  out_path: string;
+  mode: "silence" | "beep";
+  /** `channel` null: the mono downmix. Spans in seconds. */
+  tracks: { channel: number | null; spans: [number, number][] }[];
+  max_duration_s: number | null;
+}
+
+export interface RedactAudioResult {
+  duration_s: number;
+  channels: number;
+}
+
 export interface ProbeResult {
   format: string;
   duration_s: number | null;

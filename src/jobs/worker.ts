@@ -63,6 +63,7 @@ export class Worker {
     this.tasks = taskDefinitions({
       engine: deps.engine,
       store: deps.store,
+      blobs: deps.blobs,
       models: deps.models,
       config: deps.config,
       insight: deps.insight ?? null,

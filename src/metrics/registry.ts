@@ -100,4 +100,4 @@ export const insightFailures = new Counter({
   registers: [registry],
 });
 
-export type Stage = "transcribe" | "diarize" | "speakers" | "text" | "pii" | "insight" | "store";
+export type Stage = "transcribe" | "diarize" | "speakers" | "text" | "pii" | "redacted_audio" | "insight" | "store";

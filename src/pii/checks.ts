@@ -69,14 +69,18 @@ export function isSsn(d: string): boolean {
 const PHONE_KO = /^(?:82|0)(?:1[016789]\d{7,8}|2\d{7,8}|[3-6][1-5]\d{7,8}|70\d{8}|50\d{8,9}|80\d{7,8})$/u;
 const PHONE_JA = /^(?:81|0)(?:[789]0\d{8}|[1-9]\d{8}|120\d{6}|800\d{7})$/u;
 const PHONE_NANP = /^1?[2-9]\d{2}[2-9]\d{6}$/u;
-/** Toll-free numbers belong to businesses (a support line), never to a person: 0120/0800, Korea's 10-digit 080,
- * 1-8XX. (Japan's 080 numbers have 11 digits and are mobiles.) */
-const TOLL_FREE = /^(?:0120|0800|080\d{7}$|1?8(?:00|88|77|66|55|44|33))/u;
+/** Toll-free and nationwide numbers belong to businesses (a support line), never to a person: 0120/0800 and Japan's
+ * 0570 (Navi Dial), Korea's 10-digit 080 and its 8-digit 15XX/16XX/18XX numbers (전국대표번호), 1-8XX. (Japan's
+ * 080 numbers have 11 digits and are mobiles.) */
+const TOLL_FREE = /^(?:0120|0800|0570\d{6}$|080\d{7}$|1[568]\d{6}$|1?8(?:00|88|77|66|55|44|33))/u;
 
 /** Mobile numbers: a form so specific (010-, 090- with 11 digits) that it outweighs a cue of another type. */
 const MOBILE = /^(?:0|82)1[016789]\d{7,8}$|^(?:0|81)[789]0\d{8}$/u;
 export const isMobile = (d: string): boolean => MOBILE.test(d);
 
 export const isTollFree = (d: string): boolean => TOLL_FREE.test(d);
+/** Korea's nationwide numbers (15XX/16XX/18XX-XXXX): no person's number has their form, even garbled (a person's
+ * starts with 0), so they stay even next to a phone cue. */
+export const isNationwide = (d: string): boolean => /^1[568]\d{6}$/u.test(d);
 export const isKoJaPhone = (d: string): boolean => (PHONE_KO.test(d) || PHONE_JA.test(d)) && !TOLL_FREE.test(d);
 export const isNanpPhone = (d: string): boolean => PHONE_NANP.test(d) && !TOLL_FREE.test(d);

@@ -8,7 +8,7 @@ export type Cue = "phone" | "card" | "account" | "national_id" | "dob" | "other"
 const CUES: [Cue, RegExp][] = [
   [
     "phone",
-    /전화|연락처|연락\s?번호|휴대폰|핸드폰|(?<!쿠)폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s*back|call\s+me|area\s+code|text\s+me|reach\s+me|my\s+number|전번|콜백|折り返し/giu,
+    /전화|연락처|연락\s?번호|휴대폰|핸드폰|(?<!쿠)폰\s?번호|휴대\s?전화|電話|携帯|連絡先|phone|cell|mobile|call\s*back|call\s+me|area\s+code|市外局番|局番|지역\s?번호|text\s+me|reach\s+me|my\s+number|전번|콜백|折り返し/giu,
   ],
   ["card", /카드|カード|card|visa|master\s?card|amex|credit|debit|クレジット/giu],
   [

@@ -228,12 +228,18 @@ export function digitUnits(text: string): DigitUnit[] {
     units.push({ digits: englishUnit(m), start: m.index, end: m.index + m[0].length, written: false });
   }
   units.sort((a, b) => a.start - b.start);
-  // A recognizer writes "two" as "to" and "four" as "for" inside a number read out ("7 to 4 1 8 8"): such a word
-  // is a digit only between two digits with a space on each side.
+  // A recognizer writes "two" as "to" and "four" as "for" inside a number read out ("7 to 4 1 8 8", "seven oh three,
+  // for five six"): such a word is a digit only between two digits, with a space (after a comma, too) on each side.
+  const tight = (gap: string): boolean => /^[,，]? $/u.test(gap);
   for (const m of text.matchAll(/(?<= )(to|too|for)(?= )/giu)) {
     const before = [...units].reverse().find((u) => u.end <= m.index);
     const after = units.find((u) => u.start >= m.index + m[0].length);
-    if (before?.end === m.index - 1 && after?.start === m.index + m[0].length + 1)
+    if (
+      before &&
+      after &&
+      tight(text.slice(before.end, m.index)) &&
+      tight(text.slice(m.index + m[0].length, after.start))
+    )
       units.push({
         digits: HOMOPHONES[m[0].toLowerCase()]!,
         start: m.index,

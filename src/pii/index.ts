@@ -52,15 +52,54 @@ function editsWithin(text: string, spans: readonly Span[], from: number, to: num
 
 const types = (r: Redaction): ReadonlySet<PiiType> => new Set(r.types);
 
+/** Where a redacted span was said: from its first word's start to its last word's end (milliseconds), and by whom
+ * (`spk`: the channel of a use_multi_channel job). For the redacted copy of the audio (src/pii/audio.ts). */
+export interface SaidSpan {
+  spk: number;
+  start_ms: number;
+  end_ms: number;
+}
+
+/** The times of the words each edit touches (a digit glued to a word takes the whole word's time). */
+function saidSpans(u: Utterance, edits: readonly Edit[]): SaidSpan[] {
+  const tokens = toTokens(u);
+  const said: SaidSpan[] = [];
+  for (const e of edits) {
+    let at = 0;
+    let start = Infinity;
+    let end = -Infinity;
+    for (const t of tokens) {
+      const from = at;
+      at += t.text.length;
+      if (from < e.end && e.start < at) {
+        start = Math.min(start, t.start_at);
+        end = Math.max(end, t.start_at + t.duration);
+      }
+    }
+    if (start <= end) said.push({ spk: u.spk, start_ms: start, end_ms: end });
+  }
+  return said;
+}
+
 export function redactUtterances(utterances: readonly Utterance[], r: Redaction): Utterance[] {
+  return redactWithTimes(utterances, r).utterances;
+}
+
+/** `redactUtterances`, and where in the audio each redacted span was said. */
+export function redactWithTimes(
+  utterances: readonly Utterance[],
+  r: Redaction,
+): { utterances: Utterance[]; said: SaidSpan[] } {
   const text = utterances.map((u) => u.msg).join(JOIN);
   const spans = detectPii(text, types(r), r.min_digits);
+  const said: SaidSpan[] = [];
   let at = 0;
-  return utterances.map((u) => {
+  const redacted = utterances.map((u) => {
     const from = at;
     at += u.msg.length + JOIN.length;
     const edits = editsWithin(text, spans, from, from + u.msg.length, r);
     if (edits.length === 0) return u;
+    said.push(...saidSpans(u, edits));
     if (!u.words) return { ...u, msg: applyEditsToString(u.msg, edits) };
     // The words carry the text's characters (toTokens aligns them with msg), so one set of edits redacts both.
     const tokens = applyEdits(toTokens(u), edits);
@@ -69,6 +108,7 @@ export function redactUtterances(utterances: readonly Utterance[], r: Redaction)
       .filter((w) => w.text.length > 0);
     return { ...u, msg: joinTokens(tokens), words };
   });
+  return { utterances: redacted, said };
 }
 
 /** A free text (an insight item) redacted on its own. */

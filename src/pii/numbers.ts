@@ -8,7 +8,17 @@
 //   that a cue names (before it or just after), that has the form of a phone or card number, that continues a
 //   number just masked, or that is `minDigits` long, is masked whole even when no check passes. Checks only
 //   choose the type and the exact span; they never keep a number in clear.
-import { isCard, isKoJaPhone, isMobile, isMyNumber, isNanpPhone, isRrn, isSsn, isTollFree } from "./checks.js";
+import {
+  isCard,
+  isKoJaPhone,
+  isMobile,
+  isMyNumber,
+  isNanpPhone,
+  isNationwide,
+  isRrn,
+  isSsn,
+  isTollFree,
+} from "./checks.js";
 import { CUE_WINDOW, type Cue, cueAfter, cueBefore, nearestCue } from "./cues.js";
 import { type DigitUnit, digitRuns } from "./digits.js";
 import type { Span } from "./span.js";
@@ -21,7 +31,7 @@ const MAX_DIGITS = 19;
 
 /** A number said right before a currency or a count is an amount, not an identifier. */
 const AMOUNT_AFTER =
-  /^\s*(?:원|円|엔|달러|만|억|万|億|個|件|개|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
+  /^\s*(?:원|円|엔|달러|만|억|万|億|個|件|개|건|명|人|분|分|秒|초|%|퍼센트|dollars?|won|yen|percent|bucks)/iu;
 const AMOUNT_BEFORE = /[$₩¥￥€£]\s*$/u;
 
 /** Group sizes as said (written groups split by their separators: 010-1234-5678 → 3,4,4). */
@@ -190,6 +200,8 @@ function recallType(
   if (DATE_FORM.test(said)) return null;
   const cue = cueBefore(text, start) ?? cueAfter(text, end);
   if (cue === "other" || cue === "dob") return null;
+  // A business's line stays even where a phone cue is near ("문의는 1577-8899 … 연락처 남겨 주세요").
+  if ((cue === "phone" || cue === null) && isNationwide(d)) return null;
   if (cue && PII_CUES.has(cue)) {
     if (d.length >= (cue === "national_id" ? RECALL.minCuedId : RECALL.minCued)) return cue as NumberType;
     // What is left of a number the recognizer broke up ("164-9-Pemman", "Macat415. Time 2671"): a few digits
@@ -241,20 +253,23 @@ export function numberSpans(text: string, rules: NumberRules): Span[] {
     const headEnd = kept ? kept.run[kept.run.length - 1]!.end : 0;
     const afterReply = kept !== null && start - headEnd <= RECALL.headGap && text.slice(headEnd, start).includes("\n");
     let spans: Span[];
+    let joined = false;
     // An amount ("1,250,000원", "$4,500") is read by the exact layer alone, which keeps it.
     if (isAmount(text, start, end)) spans = exact;
     else if (exact.length > 0) spans = extend(text, run, exact);
     else {
       let type = recallType(text, run, d, last, rules);
-      // Two pieces too short alone are read as one number.
+      // Two pieces too short alone are read as one number, and then the head is part of it whatever the cue.
       if (!type && afterReply && kept) {
         const both = recallType(text, [...kept.run, ...run], kept.d + d, null, rules);
         if (both !== "number") type = both;
+        joined = type !== null;
       }
       spans = type ? [{ type, start, end, value: d, weak: true }] : [];
     }
     const first = spans[0];
-    if (first && kept && afterReply && cueBefore(text, headStart) === first.type && !isAmount(text, headStart, headEnd))
+    const head = joined || cueBefore(text, headStart) === first?.type;
+    if (first && kept && afterReply && head && !isAmount(text, headStart, headEnd))
       out.push({ type: first.type, start: headStart, end: headEnd, value: kept.d, weak: true });
     // Another number between a masked one and this run ends the continuation ("12가 3456" after a phone number).
     if (spans.length === 0 && d.length >= 2) last = null;

@@ -4,8 +4,9 @@
 // (docs/pii.md) the utterances are redacted before insight reads them, and the insight is checked again after.
 import { insightForJob, type LlmBackend } from "../insight/index.js";
 import { recordInsightFailure, timeStage } from "../metrics/index.js";
+import type { SaidSpan } from "../pii/index.js";
 import { redactText } from "../pii/index.js";
-import { type JobResults, jobRedaction, type PipelineDeps, type PipelineInput, runPipeline } from "./run.js";
+import { type JobResults, jobRedaction, type PipelineDeps, type PipelineInput, runPipelineSaid } from "./run.js";
 
 export interface JobPipelineDeps extends PipelineDeps {
   /** The insight LLM (null: none configured, so a job that asks for insight gets `[]`) and its time budget. */
@@ -16,6 +17,8 @@ export interface JobOutcome {
   results: JobResults & { insight?: unknown };
   /** Why insight failed, for the log and the job row (never shown to the client); null when it did not. */
   insightError: string | null;
+  /** Where the redacted spans were said, when the job asked for a redacted copy of the audio; else null. */
+  said: SaidSpan[] | null;
 }
 
 export async function runJobPipeline(
@@ -23,8 +26,8 @@ export async function runJobPipeline(
   deps: JobPipelineDeps,
   audioSeconds: number | null,
 ): Promise<JobOutcome> {
-  const results: JobOutcome["results"] = await runPipeline(input, deps, audioSeconds);
-  if (!input.config.use_insight) return { results, insightError: null };
+  const { results, said }: Pick<JobOutcome, "results" | "said"> = await runPipelineSaid(input, deps, audioSeconds);
+  if (!input.config.use_insight) return { results, insightError: null, said };
   const { insight, error, reason } = await timeStage("insight", () =>
     insightForJob(
       {
@@ -44,5 +47,5 @@ export async function runJobPipeline(
     ? insight.map((i) => ({ ...i, title: redactText(i.title, redaction), summary: redactText(i.summary, redaction) }))
     : insight;
   if (reason) recordInsightFailure(reason);
-  return { results, insightError: redaction && error ? redactText(error, redaction) : error };
+  return { results, insightError: redaction && error ? redactText(error, redaction) : error, said };
 }

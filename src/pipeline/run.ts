@@ -3,7 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import { speakerUtterances } from "../diarization/index.js";
-import { isFixedLanguage, type JobConfig, piiOptions } from "../domain/jobConfig.js";
+import { isFixedLanguage, type JobConfig, piiAudioMode, piiOptions } from "../domain/jobConfig.js";
 import { toWhisperLanguage, WHISPER_LANGUAGES } from "../domain/languages.js";
 import type { Utterance } from "../domain/utterance.js";
 import type { Engine } from "../engine/client.js";
@@ -11,7 +11,7 @@ import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import { toUtterances } from "../engine/utterances.js";
 import { timeStage } from "../metrics/index.js";
-import { type Redaction, redactUtterances } from "../pii/index.js";
+import { type Redaction, redactWithTimes, type SaidSpan } from "../pii/index.js";
 import { channelSpans, diarizedSpans, identifySpeakers, type KnownVoice, SPEAKER_OPTIONS } from "../speakers/index.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { transcribeChannels } from "./channels.js";
@@ -73,10 +73,25 @@ export async function runPipeline(
   deps: PipelineDeps,
   audioSeconds: number | null,
 ): Promise<JobResults> {
-  const results = await recognize(input, deps, audioSeconds);
+  return (await runPipelineSaid(input, deps, audioSeconds)).results;
+}
+
+/** `runPipeline`, and where the redacted spans were said when the job asked for a redacted copy of the audio
+ * (`pii_redaction.audio`; null otherwise). That copy needs every span's word times, so such a job is recognized
+ * with word times whatever it asked for; the words are dropped again after the redaction unless it wanted them. */
+export async function runPipelineSaid(
+  input: PipelineInput,
+  deps: PipelineDeps,
+  audioSeconds: number | null,
+): Promise<{ results: JobResults; said: SaidSpan[] | null }> {
   const redaction = jobRedaction(input.config);
-  if (!redaction) return results;
-  return { utterances: await timeStage("pii", () => redactUtterances(results.utterances, redaction)) };
+  const audio = piiAudioMode(input.config) !== null;
+  const recognizing = audio ? { ...input, config: { ...input.config, use_word_timestamp: true } } : input;
+  const results = await recognize(recognizing, deps, audioSeconds);
+  if (!redaction) return { results, said: null };
+  const { utterances, said } = await timeStage("pii", () => redactWithTimes(results.utterances, redaction));
+  const asked = input.config.use_word_timestamp ? utterances : utterances.map(({ words: _, ...u }) => u);
+  return { results: { utterances: asked }, said: audio ? said : null };
 }
 
 /** The job's redaction, with a key of its own for the `hash` mode (kept in memory for this run only); null when the

@@ -14,6 +14,7 @@ import * as m006 from "./migrations/006_rate_limits.js";
 import * as m007 from "./migrations/007_checkpoints.js";
 import * as m008 from "./migrations/008_streams.js";
 import * as m009 from "./migrations/009_speakers.js";
+import * as m010 from "./migrations/010_redacted_audio.js";
 import type { Database } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -35,6 +36,7 @@ const MIGRATIONS = {
   "007_checkpoints": m007,
   "008_streams": m008,
   "009_speakers": m009,
+  "010_redacted_audio": m010,
 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,

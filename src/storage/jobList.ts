@@ -25,29 +25,29 @@ export async function listJobs(store: Store, q: ListQuery): Promise<JobRow[]> {
 }
 
 /**
- * Marks the job deleted and drops its results (base and refined) now; returns the audio blob key to remove, or
- * undefined when there was no such (undeleted) job. Its tasks still queued or running end as failed (cancelTasks),
+ * Marks the job deleted and drops its results (base and refined) now; returns the blob keys to remove (its audio,
+ * its redacted copy of the audio), or undefined when there was no such (undeleted) job. Its tasks still queued or running end as failed (cancelTasks),
  * so no worker claims them and a worker that holds one loses its fence.
  */
 export async function deleteJob(
   store: Store,
   id: string,
   now = Date.now(),
-): Promise<{ blobKey: string | null } | undefined> {
+): Promise<{ blobKey: string | null; redactedKey: string | null } | undefined> {
   return store.db.transaction().execute(async (trx) => {
     const row = await trx
       .selectFrom("jobs")
-      .select(["blob_key"])
+      .select(["blob_key", "redacted_blob_key"])
       .where("id", "=", id)
       .where("deleted_at", "is", null)
       .executeTakeFirst();
     if (!row) return undefined;
     await trx
       .updateTable("jobs")
-      .set({ deleted_at: now, result: null, blob_key: null, refine_result: null })
+      .set({ deleted_at: now, result: null, blob_key: null, refine_result: null, redacted_blob_key: null })
       .where("id", "=", id)
       .execute();
     await cancelTasks(trx, id, now);
-    return { blobKey: row.blob_key };
+    return { blobKey: row.blob_key, redactedKey: row.redacted_blob_key };
   });
 }

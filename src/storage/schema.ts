@@ -41,6 +41,9 @@ export interface JobsTable {
   refine_result: string | null;
   /** Why insight generation failed (logs and operators only; the read shows `insight: []`). */
   insight_error: string | null;
+  /** The redacted copy of the audio (migration 010, `pii_redaction.audio`, docs/pii.md): kept until the job expires
+   * or is deleted. */
+  redacted_blob_key: string | null;
 }
 
 /** What a task does; src/jobs/kinds.ts has the facts of each kind (priority, codes). */

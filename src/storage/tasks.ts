@@ -30,7 +30,7 @@ export interface AttemptFailure {
 /** What a completed task produced, written in the same transaction as the completion. */
 export interface TaskCompletion {
   /** The task's results on its job's row. */
-  results?: { result?: string; refine_result?: string; insight_error?: string | null };
+  results?: { result?: string; refine_result?: string; insight_error?: string | null; redacted_blob_key?: string };
   /** A task that follows this one: queued, or already failed (refiner_enqueue_failed: docs/enterprise.md), so that
    * a completed job never lacks its refine_status. */
   next?: { kind: TaskKind; failed?: { code: string; message: string | null } };

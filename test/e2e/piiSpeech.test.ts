@@ -15,6 +15,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { digitRuns } from "../../src/pii/digits.js";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
+import { normalizedCer } from "../helpers/cer.js";
 import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
 
 const CARD = "4532148803436467";
@@ -119,8 +120,8 @@ describe("use_pii_redaction on a spoken call through sori serve", { skip: espeak
     await new Promise<void>((r) => receiver.close(() => r()));
   });
 
-  const transcribe = async (config: object): Promise<{ id: string; body: Body }> => {
-    const s = await submit(sori.url, token, audio, { model_name: "whisper", language: "en", ...config });
+  const transcribe = async (config: object, file = audio): Promise<{ id: string; body: Body }> => {
+    const s = await submit(sori.url, token, file, { model_name: "whisper", language: "en", ...config });
     assert.equal(s.status, 200, JSON.stringify(s.body));
     const id = String(s.body.id);
     const body = (await waitFinal(sori.url, token, id)) as Body;
@@ -176,4 +177,38 @@ describe("use_pii_redaction on a spoken call through sori serve", { skip: espeak
       assert.deepEqual(logged, [], "the service log (debug) quotes no digits of either number");
     });
   }
+
+  it("pii_redaction.audio: the redacted copy, transcribed again, says none of the masked digits and keeps the rest", async (t) => {
+    const { id, body } = await transcribe({ use_pii_redaction: true, pii_redaction: { audio: true } });
+    const first = body.results.utterances.map((u) => u.msg).join(" ");
+    assert.match(first, /\[(?:CARD|PHONE|NUMBER)\]/u, first);
+    assert.ok(!("words" in body.results.utterances[0]!), "no words in the body: the job did not ask for them");
+    const r = await fetch(`${sori.url}/v1/transcribe/${id}/redacted-audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "audio/wav");
+    const wav = Buffer.from(await r.arrayBuffer());
+    // RIFF WAVE, PCM (1), mono, 16 kHz, 16-bit, as long as the call (espeak writes 22.05 kHz).
+    assert.equal(wav.subarray(0, 4).toString() + wav.subarray(8, 12).toString(), "RIFFWAVE");
+    assert.deepEqual(
+      [wav.readUInt16LE(20), wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt16LE(34)],
+      [1, 1, 16000, 16],
+    );
+    const original = fs.readFileSync(audio);
+    const seconds = (b: Buffer) => b.readUInt32LE(40) / b.readUInt32LE(28);
+    assert.ok(Math.abs(seconds(wav) - seconds(original)) < 0.1, `${seconds(wav)} s against ${seconds(original)} s`);
+    const copy = path.join(path.dirname(audio), "redacted.wav");
+    fs.writeFileSync(copy, wav);
+
+    // Transcribed again, without redaction: none of the masked numbers is said any more, and the rest is.
+    const again = (await transcribe({}, copy)).body.results.utterances.map((u) => u.msg).join(" ");
+    t.diagnostic(`redacted: ${first}`);
+    t.diagnostic(`the redacted audio transcribed: ${again}`);
+    assert.deepEqual(leaks(again), [], again);
+    // The first transcript's text outside the spans is the reference (tags out, digits kept as digits).
+    const cer = normalizedCer(again, first.replace(/\[[A-Z_]+\]/gu, " "));
+    t.diagnostic(`CER outside the spans: ${cer.toFixed(3)}`);
+    assert.ok(cer <= 0.25, `CER ${cer.toFixed(3)} outside the spans: ${again}`);
+  });
 });

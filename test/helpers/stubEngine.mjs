@@ -3,7 +3,10 @@
 // known in advance: set SORI_PYTHON to this file and SORI_STUB_SEGMENTS to the segments' JSON
 // ([{start, end, text}], seconds). `transcribe` answers those segments (with words split at spaces when asked);
 // `refine` answers, for each span, its text with every redaction tag `[TYPE]` replaced by SORI_STUB_REFINED_VALUE:
-// the audio "says" what the base result masked, as a re-decode would. It ignores its arguments (`-m sori_engine`).
+// the audio "says" what the base result masked, as a re-decode would; `probe` answers SORI_STUB_CHANNELS channels
+// (default 1); `redact_audio` writes a short silent WAV (and,
+// with SORI_STUB_REDACT_LOG, appends its request to that file). It ignores its arguments (`-m sori_engine`).
+import fs from "node:fs";
 import readline from "node:readline";
 
 const segments = JSON.parse(process.env.SORI_STUB_SEGMENTS ?? "[]");
@@ -41,6 +44,37 @@ function answer(req) {
         language_probs: { [p.language ?? "ko"]: 1 },
         segments: p.word_timestamps ? out.map(withWords) : out,
       };
+    }
+    case "probe":
+      return {
+        format: "wav",
+        codec: "pcm_s16le",
+        duration_s: 1,
+        channels: Number(process.env.SORI_STUB_CHANNELS ?? 1),
+        sample_rate: 16000,
+      };
+    case "redact_audio": {
+      // A WAV of 0.1 s of silence per track (its request appended to SORI_STUB_REDACT_LOG when set).
+      const { out_path: out, tracks } = req.params;
+      const n = tracks.length;
+      const data = Buffer.alloc(1600 * 2 * n);
+      const head = Buffer.alloc(44);
+      head.write("RIFF", 0);
+      head.writeUInt32LE(36 + data.length, 4);
+      head.write("WAVEfmt ", 8);
+      head.writeUInt32LE(16, 16);
+      head.writeUInt16LE(1, 20);
+      head.writeUInt16LE(n, 22);
+      head.writeUInt32LE(16000, 24);
+      head.writeUInt32LE(16000 * 2 * n, 28);
+      head.writeUInt16LE(2 * n, 32);
+      head.writeUInt16LE(16, 34);
+      head.write("data", 36);
+      head.writeUInt32LE(data.length, 40);
+      fs.writeFileSync(out, Buffer.concat([head, data]), { flag: "wx" });
+      if (process.env.SORI_STUB_REDACT_LOG)
+        fs.appendFileSync(process.env.SORI_STUB_REDACT_LOG, `${JSON.stringify(req.params)}\n`);
+      return { duration_s: 0.1, channels: n };
     }
     case "refine":
       return {

@@ -93,6 +93,8 @@ describe("use_pii_redaction through the API", () => {
   let sori: SoriProcess;
   let llm: Awaited<ReturnType<typeof stubLlm>>;
   let token = "";
+  let otherToken = "";
+  const redactLog = path.join(tempDataDir(), "redact.jsonl");
   const base = { model_name: "sommers", language: "ko", use_itn: false, use_word_timestamp: true };
 
   before(async () => {
@@ -107,10 +109,14 @@ describe("use_pii_redaction through the API", () => {
       SORI_STUB_SEGMENTS: JSON.stringify(SEGMENTS),
       SORI_STUB_REFINED_VALUE: REFINED_VALUE,
       SORI_INSIGHT_BASE_URL: llm.url,
+      SORI_STUB_REDACT_LOG: redactLog,
+      SORI_STUB_CHANNELS: "2",
     };
     const c = createClient(env, ["--tier", "enterprise"]);
+    const other = createClient(env);
     sori = await startSori("serve", env);
     token = await authenticate(sori.url, c.client_id, c.client_secret);
+    otherToken = await authenticate(sori.url, other.client_id, other.client_secret);
   });
   after(async () => {
     await sori?.stop();
@@ -213,6 +219,16 @@ describe("use_pii_redaction through the API", () => {
       [{ use_pii_redaction: true, pii_redaction: { mode: "blur" } }, /config\.pii_redaction\.mode/],
       [{ use_pii_redaction: "yes" }, /config\.use_pii_redaction/],
       [{ pii_redaction: { mode: "mask" } }, /pii_redaction needs use_pii_redaction/],
+      [{ pii_redaction: { audio: true } }, /pii_redaction needs use_pii_redaction/],
+      [{ use_pii_redaction: true, pii_redaction: { audio: "yes" } }, /config\.pii_redaction\.audio:/],
+      [
+        { use_pii_redaction: true, pii_redaction: { audio: true, audio_mode: "bleep" } },
+        /config\.pii_redaction\.audio_mode: must be one of silence, beep/,
+      ],
+      [
+        { use_pii_redaction: true, pii_redaction: { audio_mode: "beep" } },
+        /audio_mode needs pii_redaction\.audio true/,
+      ],
     ];
     for (const [config, msg] of cases) {
       const s = await submit(sori.url, token, AUDIO, { ...base, ...config });
@@ -220,6 +236,111 @@ describe("use_pii_redaction through the API", () => {
       assert.equal(s.body.code, "H0001");
       assert.match(String(s.body.msg), msg);
       assertDocumented("POST /v1/transcribe", s.status, s.body);
+    }
+  });
+
+  const redactedAudio = (id: string, bearer = token): Promise<Response> =>
+    fetch(`${sori.url}/v1/transcribe/${id}/redacted-audio`, { headers: { authorization: `Bearer ${bearer}` } });
+  const requests = (): {
+    audio_path: string;
+    out_path: string;
+    mode: string;
+    tracks: { channel: number | null; spans: [number, number][] }[];
+  }[] =>
+    fs.existsSync(redactLog)
+      ? fs
+          .readFileSync(redactLog, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l))
+      : [];
+
+  it("pii_redaction.audio: a WAV with the redacted spans covered, for the job's own client only", async () => {
+    const { id, body } = await run({
+      ...base,
+      use_pii_redaction: true,
+      pii_redaction: { audio: true, audio_mode: "beep" },
+    });
+    assert.equal(body.status, "completed", JSON.stringify(body));
+    assert.ok(!JSON.stringify(body).includes("redacted"), "the read body says nothing new");
+    const r = await redactedAudio(id);
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(r.headers.get("content-type"), "audio/wav");
+    const wav = Buffer.from(await r.arrayBuffer());
+    assert.equal(wav.subarray(0, 4).toString(), "RIFF");
+    assert.equal(wav.readUInt16LE(22), 1, "one channel: the transcript was of the mono downmix");
+    // The engine was asked for the downmix, with each masked span's word times and 0.25 s each side.
+    const req = requests().at(-1)!;
+    assert.equal(req.mode, "beep");
+    assert.ok(!req.out_path.includes(id) && path.isAbsolute(req.out_path), "a spool path of the service's own");
+    assert.equal(req.tracks.length, 1);
+    assert.equal(req.tracks[0]!.channel, null);
+    const spans = req.tracks[0]!.spans;
+    const words = body.results.utterances.flatMap((u) => u.words);
+    const masked = words.filter((w) => /^\[[A-Z_]+\]/u.test(w.text));
+    assert.ok(masked.length >= 3, JSON.stringify(words));
+    for (const w of masked) {
+      const [a, b] = [w.start_at / 1000, (w.start_at + w.duration) / 1000];
+      assert.ok(
+        spans.some(([s, e]) => s <= Math.max(0, a - 0.25) + 1e-6 && e >= b + 0.25 - 1e-6),
+        `${w.text} ${a}-${b} covered with its margin by ${JSON.stringify(spans)}`,
+      );
+    }
+    // Another client gets what it gets for the job itself (the read table: 403 H0003), and no audio.
+    for (const path_ of [`/v1/transcribe/${id}`, `/v1/transcribe/${id}/redacted-audio`]) {
+      const o = await fetch(`${sori.url}${path_}`, { headers: { authorization: `Bearer ${otherToken}` } });
+      const ob = (await o.json()) as { code: string };
+      assert.equal(o.status, 403, path_);
+      assert.equal(ob.code, "H0003");
+    }
+    const unknown = await redactedAudio("no-such-job");
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { code: string }).code, "H0004");
+    // Deleting the job deletes the copy.
+    const d = await fetch(`${sori.url}/v1/transcribe/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(d.status, 200);
+    assert.equal((await redactedAudio(id)).status, 404);
+  });
+
+  it("use_multi_channel: a channel per channel, each covered at its own spans (word times asked for or not)", async () => {
+    const { id, body } = await run({
+      ...base,
+      use_word_timestamp: false,
+      use_multi_channel: true,
+      use_pii_redaction: true,
+      pii_redaction: { audio: true },
+    });
+    assert.equal(body.status, "completed", JSON.stringify(body));
+    assert.ok(!JSON.stringify(body).includes('"words"'), "the words it did not ask for are not in the body");
+    const r = await redactedAudio(id);
+    assert.equal(r.status, 200);
+    assert.equal(Buffer.from(await r.arrayBuffer()).readUInt16LE(22), 2);
+    const req = requests().at(-1)!;
+    assert.equal(req.mode, "silence");
+    assert.deepEqual(
+      req.tracks.map((t) => t.channel),
+      [0, 1],
+    );
+    // The stub says the same call on both channels, so both are covered, each from its own utterances.
+    assert.ok(
+      req.tracks.every((t) => t.spans.length >= 3),
+      JSON.stringify(req.tracks),
+    );
+  });
+
+  it("a job that did not ask for the redacted audio answers 404 H0004", async () => {
+    for (const config of [base, { ...base, use_pii_redaction: true }]) {
+      const { id, body } = await run(config);
+      assert.equal(body.status, "completed");
+      const r = await redactedAudio(id);
+      const b = (await r.json()) as { code: string; msg: string };
+      assert.equal(r.status, 404);
+      assert.equal(b.code, "H0004");
+      assert.match(b.msg, /did not ask for it/u);
+      assertDocumented("GET /v1/transcribe/{id}/redacted-audio", r.status, b);
     }
   });
 });

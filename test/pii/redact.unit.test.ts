@@ -104,6 +104,24 @@ describe("detectors", () => {
       ["phone", "five five five, zero one nine eight"],
     ]);
     assert.deepEqual(found("from 2 to 4 pm, pages 10 to 20"), []);
+    // "for" after a comma, as a recognizer punctuates a number read in groups.
+    assert.deepEqual(found("My number is seven oh three, for five six, one two one two."), [
+      ["phone", "seven oh three, for five six, one two one two"],
+    ]);
+    // The area code named in Japanese and Korean.
+    assert.deepEqual(found("市外局番が〇六で、\n六一二三の四五六七です。"), [
+      ["phone", "〇六"],
+      ["phone", "六一二三の四五六七"],
+    ]);
+    // A count said after a card read out across the break is not the card's last digit.
+    assert.deepEqual(found("카드 번호는 사일일일 일일일일 일일일일 일일일일일.\n3건 결제 확인됩니다."), [
+      ["card", "사일일일 일일일일 일일일일 일일일일일"],
+    ]);
+    // Two pieces too short alone, with a reply between them, are one number: both are masked, cue or not.
+    assert.deepEqual(found("번호가 공일공에 이삼사오에\n네.\n육칠팔구 입니다."), [
+      ["phone", "공일공에 이삼사오"],
+      ["phone", "육칠팔구"],
+    ]);
     // A date said right after a number is not its leftover digit.
     assert.deepEqual(found("공일공 일이삼사 오육칠팔 칠 월 이십삼 일"), [["phone", "공일공 일이삼사 오육칠팔"]]);
   });
@@ -122,6 +140,7 @@ describe("detectors", () => {
       "상품 2개 39,900원 결제하셨습니다",
       "3월 15일에 방문하세요",
       "고객센터는 1588-1234 입니다",
+      "문의는 1577-8899 로 주시면 되고요 연락처 하나 남겨 주세요",
       "Your order number is 7394021856.",
       "Our support line is 1-800-555-0100.",
       "That's $1,250 for 3 items, delivered at 10:30 on March 15th.",

@@ -110,7 +110,7 @@ for (const [label, skip] of [
 
     it("delete of a queued job: failed, never claimed, not in flight, not listed; a second delete finds nothing", async () => {
       await add("q");
-      assert.deepEqual(await deleteJob(store, "q", T + 1), { blobKey: "blob-q" });
+      assert.deepEqual(await deleteJob(store, "q", T + 1), { blobKey: "blob-q", redactedKey: null });
       const row = (await getJob(store, "q"))!;
       assert.equal(row.state, "failed");
       assert.equal(row.deleted_at, T + 1);

@@ -10,6 +10,7 @@ import { newBlobKey } from "../../src/storage/blobs/keys.js";
 import { getClient, listClients, updateClient } from "../../src/storage/clients.js";
 import { openStore, type Store } from "../../src/storage/db.js";
 import { audioSecondsSince, countInFlight, insertJob } from "../../src/storage/jobs.js";
+import { completeTask } from "../../src/storage/tasks.js";
 import { clientA, clientB, RETENTION, type StoreWhere, storeBackends, T, useStore } from "../helpers/storeSuite.js";
 
 for (const [label, makeBackend, skip] of await storeBackends()) {
@@ -41,6 +42,7 @@ for (const [label, makeBackend, skip] of await storeBackends()) {
           "expired",
           "deleted_at",
           "refine_result",
+          "redacted_blob_key",
         ]) {
           assert.ok(jobCols.includes(c), `jobs.${c}`);
         }
@@ -223,6 +225,25 @@ for (const [label, makeBackend, skip] of await storeBackends()) {
         assert.ok(!blobExists(orphan), "orphan removed");
         assert.equal((await job(finishedId)).blob_key, null);
         assert.deepEqual(await sweepExpired(store, blobs, later), { expired: 0, orphans: 0 });
+      });
+
+      it("keeps a job's redacted copy of the audio until the job expires, then removes it", async () => {
+        const copy = writeBlob();
+        const id = await addJob();
+        const now = Date.now();
+        const [c] = await claim(store, lease("w1", 3 * 3600_000), 1, now);
+        const t = await store.db.selectFrom("tasks").selectAll().where("job_id", "=", id).executeTakeFirstOrThrow();
+        await completeTask(store, t, "w1", { results: { result: "{}", redacted_blob_key: copy } }, 3 * 3600_000, now);
+        assert.equal((await job(c!.id)).redacted_blob_key, copy);
+        // Older than the orphan age, but its job still holds it.
+        // (Its own audio and the blobs earlier tests left are orphans by then.)
+        assert.equal((await sweepExpired(store, blobs, now + 2 * 3600_000, 3600_000)).expired, 0);
+        assert.ok(blobExists(copy), "the copy stays while the job's result does");
+        // The job expires: its copy goes with its result.
+        const r = await sweepExpired(store, blobs, now + 4 * 3600_000, 3600_000);
+        assert.equal(r.expired, 1);
+        assert.ok(!blobExists(copy), "the copy is removed with the job's result");
+        assert.equal((await job(id)).redacted_blob_key, null);
       });
     });
   });

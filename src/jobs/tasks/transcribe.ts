@@ -1,9 +1,12 @@
 // The transcribe task: the job's base result (pipeline and insight), and the refinement it asked for.
+import { piiAudioMode } from "../../domain/jobConfig.js";
+import { timeStage } from "../../metrics/index.js";
 import { runJobPipeline } from "../../pipeline/job.js";
 import { listSpeakers } from "../../storage/speakers.js";
 import { readJobConfig } from "../../storage/stored.js";
 import type { TaskCompletion } from "../../storage/tasks.js";
 import { toFailure } from "../failure.js";
+import { storeRedactedAudio } from "./redactedAudio.js";
 import type { TaskContext, TaskDefinition, TaskDeps } from "./types.js";
 
 export function transcribeTask(deps: TaskDeps): TaskDefinition {
@@ -17,7 +20,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
       // The voices it may name, as they are now: a speaker deleted since the submit is no longer named.
       const ids = jobConfig.speaker_identification?.speakers;
       const knownSpeakers = ids ? await listSpeakers(deps.store, job.client_id, ids.length ? ids : undefined) : [];
-      const { results, insightError } = await runJobPipeline(
+      const { results, insightError, said } = await runJobPipeline(
         { config: jobConfig, audioPath, maxAudioS: config.maxAudioS, knownSpeakers },
         {
           engine,
@@ -33,9 +36,31 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
         if (insightError) log.warn({ reason: insightError }, "insight failed; the job completes with insight []");
         else log.info({ elapsed_s: (Date.now() - started) / 1000 }, "transcription and insight done");
       }
+      const audioMode = piiAudioMode(jobConfig);
+      // Written before the completion that records its key: a completion that is lost leaves an unreferenced blob,
+      // which the orphan sweep removes.
+      const redactedKey =
+        audioMode && said
+          ? await timeStage("redacted_audio", () =>
+              storeRedactedAudio(engine, deps.blobs, {
+                audioPath,
+                said,
+                mode: audioMode,
+                multiChannel: jobConfig.use_multi_channel,
+                dataDir: config.dataDir,
+                maxAudioS: config.maxAudioS,
+                timeoutMs: Math.round((60 + (job.audio_s ?? config.maxAudioS) * config.engineTimeoutFactor) * 1000),
+              }),
+            )
+          : null;
+      if (redactedKey) log.info({ spans: said?.length ?? 0 }, "redacted audio stored");
       const refinable = config.refine.enabled && deps.refiner !== null;
       return {
-        results: { result: JSON.stringify(results), ...(jobConfig.use_insight ? { insight_error: insightError } : {}) },
+        results: {
+          result: JSON.stringify(results),
+          ...(jobConfig.use_insight ? { insight_error: insightError } : {}),
+          ...(redactedKey ? { redacted_blob_key: redactedKey } : {}),
+        },
         // The refinement starts with the completion, queued, or failed at once where this deployment cannot refine.
         ...(jobConfig.use_refinement
           ? {

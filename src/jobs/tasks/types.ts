@@ -6,6 +6,7 @@ import type { Engine } from "../../engine/client.js";
 import type { ModelRegistry } from "../../engine/models.js";
 import type { LlmBackend } from "../../insight/index.js";
 import type { RefinerSettings } from "../../refine/refiner.js";
+import type { BlobStore } from "../../storage/blobs/index.js";
 import type { Store } from "../../storage/db.js";
 import type { JobRow } from "../../storage/jobs.js";
 import type { TaskCompletion, TaskRow } from "../../storage/tasks.js";
@@ -28,6 +29,8 @@ export interface TaskDeps {
   engine: Engine;
   /** The job store: the transcribe task reads the known speakers a job may name (docs/speakers.md). */
   store: Store;
+  /** Where the transcribe task keeps a redacted copy of the audio (docs/pii.md). */
+  blobs: BlobStore;
   models: ModelRegistry;
   config: Config;
   insight: LlmBackend | null;
