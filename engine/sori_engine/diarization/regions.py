@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import vad
+from ..audio import SAMPLE_RATE
 from .config import DiarizeConfig
 from .models.segmentation import CHUNK_SAMPLES, LOCAL_SPEAKERS, Activity, ActivityScan, Segmentation, chunk_starts
 from .turns import FRAME_S, bool_runs
 
-HOP = 160  # samples per 10 ms frame
+HOP = round(FRAME_S * SAMPLE_RATE)  # samples per frame of the grid: 160
 
 
 @dataclass(frozen=True)
