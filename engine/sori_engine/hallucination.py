@@ -6,22 +6,24 @@ data (docs/engine.md has the measurements and why each threshold):
 
 1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
    a segment that repeats its predecessor's text word for word (a loop across segments) is dropped, and so are
-   its leading words that continue its predecessor's last word to LOOP_REPEATS (`deloop_across`). A run of
+   its leading words that continue its predecessor's last word to `loop_repeats` (`deloop_across`). A run of
    backchannels (backchannels/<lang>.txt: "yeah", "네", "はい") with the speech under it to say them is kept.
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
    the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
-   Silero speech probability of SPEECH_PROB or more than saying it takes (`needed`) -- at the segment's end, its
+   Silero speech probability of `speech_frame_prob` or more than saying it takes (`needed`) -- at the segment's end, its
    start, or as the whole segment. Under real speech it stays, so a caller who says 감사합니다 keeps it.
-3. Text on no speech at all: a segment under which less than NO_SPEECH of the frames are speech is dropped,
+3. Text on no speech at all: a segment under which less than `no_speech_share` of the frames are speech is dropped,
    whatever it says.
 4. Unsure text on the tail of earlier speech: a segment the decoder was unsure of (avg_logprob under
-   UNSURE_LOGPROB) is dropped when the speech under it, less the tail of the speech going on when it starts
-   (up to TAIL_CARRY_S), is less than saying its text takes (`needed`): "Yeah." / "I'm sorry." timed 10.36-10.84 s
+   `min_logprob`) is dropped when the speech under it, less the tail of the speech going on when it starts
+   (up to `tail_carry_s`), is less than saying its text takes (`needed`): "Yeah." / "I'm sorry." timed 10.36-10.84 s
    after JFK's last word, over nothing but the last 0.17 s of that word's speech frames.
 
 Time spans of parts of a segment come from its word timestamps when the job asked for words, else from the share
 of the segment's characters (Whisper's segments are a sentence or so, so the estimate is good to a word or two).
+
+Every threshold is a DecodeOptions field (the request's, or a streaming session's), passed as `o`.
 """
 
 from __future__ import annotations
@@ -36,67 +38,45 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import vad
+from .decode.options import DecodeOptions
 from .protocol import Segment, Word
-
-FRAME_S = vad.FRAME / vad.SR  # one Silero VAD frame (32 ms)
-SPEECH_PROB = 0.3  # a frame is speech at this Silero probability: 98 % of speech frames on 8 kHz audio, <1 % of noise
-NO_SPEECH = 0.05  # any segment is removed when less than this share of the frames under it is speech
-LOOP_REPEATS = 3  # a unit repeated this many times in a row is a loop
-# A word of a bag run is on speech when its span holds at least MIN_WORD_SPEECH_S of speech frames (a real word has
-# that much; a word invented on noise has none). Whisper's first word of a segment can span the noise before it
-# ("네," timed 1.28-2.28 s over 2 s of hiss, 29 % speech), so a share would remove it. An estimated span (no word
-# timestamps) is first widened by SPAN_MARGIN_S each side: it can be off by a word.
-MIN_WORD_SPEECH_S = 0.15
-SPAN_MARGIN_S = 0.5
-# ... and at least this much speech per character it has: a spoken Hangul syllable, kana or kanji takes 0.12 s or
-# more (8 syllables/s is fast speech), a Latin letter 0.06 s or more (about 15 letters/s). Half of that is asked, so
-# only a word that could not have been said in the speech under it fails. Whisper times a word it invents after the
-# last real one from that word's end, over the VAD's tail of speech frames: "수고하셨습니다." at 2.81-4.79 s on a
-# clip whose speech ends at 2.95 s (0.16 s of speech for 7 syllables), "고맙습니다." at 11.98-12.22 s (0.2 s for 5).
-SYLLABLE_SPEECH_S = 0.06
-LETTER_SPEECH_S = 0.03
-# Rule 4. UNSURE_LOGPROB is faster-whisper's log_prob_threshold (transcriber.MIN_LOGPROB): below it the decoder
-# itself would retry the window hotter. TAIL_CARRY_S: Silero's speech frames run on past the end Whisper gives a
-# word (its last phoneme and Silero's hang-over): 0.17 s after "country." (en/whisper_jfk.flac), 0.16 s after
-# "음성입니다." (vito_tritony_short_sample.wav); a segment that starts there inherits up to this much speech that
-# is not its own.
-UNSURE_LOGPROB = -1.0
-TAIL_CARRY_S = 0.25
+from .vad import FRAME_S
 
 
 @dataclass(frozen=True)
 class SpeechMap:
-    """Silero speech probability of each 32 ms frame of the file (frame i covers [i, i+1) * FRAME_S)."""
+    """Silero speech probability of each 32 ms frame of the file (frame i covers [i, i+1) * FRAME_S); a frame is
+    speech at `o.speech_frame_prob` or more."""
 
     probs: np.ndarray
 
-    def share(self, start: float, end: float) -> float:
+    def share(self, start: float, end: float, o: DecodeOptions) -> float:
         """Share of the frames in [start, end) that are speech; a span shorter than a frame looks at its frame."""
         a = max(int(start / FRAME_S), 0)
         b = max(int(np.ceil(end / FRAME_S)), a + 1)
         frames = self.probs[a:b]
         if frames.size == 0:
             return 0.0
-        return float(np.mean(frames >= SPEECH_PROB))
+        return float(np.mean(frames >= o.speech_frame_prob))
 
-    def seconds(self, start: float, end: float) -> float:
+    def seconds(self, start: float, end: float, o: DecodeOptions) -> float:
         """Seconds of speech frames in [start, end)."""
         a = max(int(start / FRAME_S), 0)
         b = max(int(np.ceil(end / FRAME_S)), a)
-        return float(np.count_nonzero(self.probs[a:b] >= SPEECH_PROB)) * FRAME_S
+        return float(np.count_nonzero(self.probs[a:b] >= o.speech_frame_prob)) * FRAME_S
 
-    def own_seconds(self, start: float, end: float) -> float:
+    def own_seconds(self, start: float, end: float, o: DecodeOptions) -> float:
         """Seconds of speech frames in [start, end) less the run of speech already going on at `start` (up to
-        TAIL_CARRY_S of it): the tail of the speech before, which a segment timed from there does not own."""
-        total = self.seconds(start, end)
+        `tail_carry_s` of it): the tail of the speech before, which a segment timed from there does not own."""
+        total = self.seconds(start, end, o)
         a = max(int(start / FRAME_S), 0)
         b = min(max(int(np.ceil(end / FRAME_S)), a), self.probs.size)
-        if a == 0 or a > self.probs.size or self.probs[a - 1] < SPEECH_PROB:
+        if a == 0 or a > self.probs.size or self.probs[a - 1] < o.speech_frame_prob:
             return total
         run = a
-        while run < b and self.probs[run] >= SPEECH_PROB:
+        while run < b and self.probs[run] >= o.speech_frame_prob:
             run += 1
-        return max(0.0, total - min((run - a) * FRAME_S, TAIL_CARRY_S))
+        return max(0.0, total - min((run - a) * FRAME_S, o.tail_carry_s))
 
 
 def speech_probs(audio: np.ndarray) -> np.ndarray:
@@ -105,13 +85,13 @@ def speech_probs(audio: np.ndarray) -> np.ndarray:
     return vad.probabilities(audio)
 
 
-def own_speech_s(audio: np.ndarray) -> float:
+def own_speech_s(audio: np.ndarray, o: DecodeOptions) -> float:
     """Seconds of Silero speech frames in 16 kHz `audio`, less the run of speech it starts with (up to
-    TAIL_CARRY_S): the hang-over of a word that ended just before it. What the transcriber's tail round asks of the
-    speech after a clip's last segment before decoding it again."""
-    speech = speech_probs(audio) >= SPEECH_PROB
+    `tail_carry_s`): the hang-over of a word that ended just before it. What the transcriber's tail round asks of
+    the speech after a clip's last segment before decoding it again."""
+    speech = speech_probs(audio) >= o.speech_frame_prob
     lead = int(np.argmin(speech)) if not speech.all() else speech.size
-    return float(np.count_nonzero(speech) - min(lead, round(TAIL_CARRY_S / FRAME_S))) * FRAME_S
+    return float(np.count_nonzero(speech) - min(lead, round(o.tail_carry_s / FRAME_S))) * FRAME_S
 
 
 class SpeechMapBuilder:
@@ -215,20 +195,20 @@ def rebuild(seg: Segment, kept: list[Piece]) -> Segment | None:
 
 # ------------------------------------------------------------------------------------------------ rule 1: loops
 def _loop_span(
-    units: list[str], skip: Callable[[int, int, int], bool] = lambda *_: False
+    units: list[str], repeats: int, skip: Callable[[int, int, int], bool] = lambda *_: False
 ) -> tuple[int, int, int] | None:
-    """The first run of a unit of k units repeated LOOP_REPEATS+ times that `skip(start, k, repeats)` does not
-    excuse: (start, k, repeats)."""
+    """The first run of a unit of k units repeated `repeats`+ times that `skip(start, k, reps)` does not excuse:
+    (start, k, reps)."""
     n = len(units)
     for start in range(n):
-        for k in range(1, (n - start) // LOOP_REPEATS + 1):
+        for k in range(1, (n - start) // repeats + 1):
             unit = units[start : start + k]
             if len(normalize("".join(unit))) < 2:
                 continue
             reps = 1
             while units[start + reps * k : start + (reps + 1) * k] == unit:
                 reps += 1
-            if reps >= LOOP_REPEATS and not skip(start, k, reps):
+            if reps >= repeats and not skip(start, k, reps):
                 return start, k, reps
     return None
 
@@ -238,20 +218,23 @@ def backchannel_run(text: str, language: str) -> bool:
     return made_of(normalize(text), phrases(language, "backchannels"))
 
 
-def said_over(speech: SpeechMap | None, start: float, end: float, text: str) -> bool:
+def said_over(speech: SpeechMap | None, start: float, end: float, text: str, o: DecodeOptions) -> bool:
     """Whether the speech frames in [start, end) could have said `text` (`needed`): a repeat with that much speech
     under it is speech, not a decoding loop."""
-    return speech is not None and speech.seconds(start, end) >= needed(text)
+    return speech is not None and speech.seconds(start, end, o) >= needed(text, o)
 
 
-_LOOPED = re.compile(r"(\S.+?)\1{" + str(LOOP_REPEATS - 1) + ",}", re.DOTALL)
+@functools.cache
+def _looped(repeats: int) -> re.Pattern[str]:
+    """A run of characters said `repeats` or more times in a row."""
+    return re.compile(r"(\S.+?)\1{" + str(repeats - 1) + ",}", re.DOTALL)
 
 
-def deloop(seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
+def deloop(seg: Segment, o: DecodeOptions, speech: SpeechMap | None = None) -> Segment | None:
     """Keep one occurrence of each repeated run: at the word level when the segment has words, else on the text's
     characters (a loop "スタッフェンススタッフェンス..." inside one token). A run of backchannels with the speech under
     it to say them all (`speech`: the file's speech map) is kept: a listener's "yeah, yeah, yeah" is speech."""
-    if seg.words or len(seg.text.split()) >= LOOP_REPEATS:
+    if seg.words or len(seg.text.split()) >= o.loop_repeats:
         # Words, or whitespace tokens compared normalized: "멈쩍합니다. 멈쩍합니다, 멈쩍합니다." (seen at 5 dB SNR)
         # differs in its punctuation, so the text pattern below misses it.
         ps = pieces(seg)
@@ -260,10 +243,10 @@ def deloop(seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
         def spoken(start: int, k: int, reps: int) -> bool:
             run = ps[start : start + k * reps]
             text = "".join(p.text for p in run)
-            return backchannel_run(text, seg.language) and said_over(speech, run[0].start, run[-1].end, text)
+            return backchannel_run(text, seg.language) and said_over(speech, run[0].start, run[-1].end, text, o)
 
         changed = False
-        while (found := _loop_span(units, spoken)) is not None:
+        while (found := _loop_span(units, o.loop_repeats, spoken)) is not None:
             start, k, reps = found
             del ps[start + k : start + reps * k]
             del units[start + k : start + reps * k]
@@ -273,42 +256,43 @@ def deloop(seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
         if seg.words or backchannel_run(seg.text, seg.language):
             return seg
     text = seg.text
-    new = _LOOPED.sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
+    new = _looped(o.loop_repeats).sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
     if new == text:
         return seg
     return replace(seg, text=new.strip()) if normalize(new) else None
 
 
 # ------------------------------------------------------------------------------------------------ rules 2 and 3
-def needed(text: str) -> float:
-    """Seconds of speech frames a word needs under it to count as said (MIN_WORD_SPEECH_S, SYLLABLE_SPEECH_S)."""
+def needed(text: str, o: DecodeOptions) -> float:
+    """Seconds of speech frames a word needs under it to count as said (`word_speech_s`, `syllable_speech_s`,
+    `letter_speech_s`)."""
     chars = normalize(text)
     latin = sum(1 for ch in chars if ch.isascii())
-    return max(MIN_WORD_SPEECH_S, latin * LETTER_SPEECH_S + (len(chars) - latin) * SYLLABLE_SPEECH_S)
+    return max(o.word_speech_s, latin * o.letter_speech_s + (len(chars) - latin) * o.syllable_speech_s)
 
 
-def _span(ps: list[Piece], i: int, seg: Segment) -> tuple[float, float]:
+def _span(ps: list[Piece], i: int, seg: Segment, o: DecodeOptions) -> tuple[float, float]:
     """The span whose speech is measured for piece i: its word timestamps, or its estimated span widened by
-    SPAN_MARGIN_S towards its neighbours in the segment -- not past the segment's own start or end, which are
+    `span_margin_s` towards its neighbours in the segment -- not past the segment's own start or end, which are
     Whisper's timestamp tokens (widened past them, a phrase invented after the last word takes in that word's
     speech)."""
     p = ps[i]
     if p.word is not None:
         return p.start, p.end
-    start = p.start if i == 0 else p.start - SPAN_MARGIN_S
-    end = p.end if i == len(ps) - 1 else p.end + SPAN_MARGIN_S
+    start = p.start if i == 0 else p.start - o.span_margin_s
+    end = p.end if i == len(ps) - 1 else p.end + o.span_margin_s
     return max(start, seg.start), min(end, seg.end)
 
 
-def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None:
+def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str], o: DecodeOptions) -> Segment | None:
     """Remove the segment when it is on no speech; else the longest trailing and leading runs of words that are
     made of bag phrases and each lie on non-speech (one word on speech ends the run, so "네, 좋아요" said after an
     invented "감사합니다" keeps its "네")."""
-    if speech.share(seg.start, seg.end) < NO_SPEECH:
+    if speech.share(seg.start, seg.end, o) < o.no_speech_share:
         return None
     ps = pieces(seg)
     n = len(ps)
-    silent = [speech.seconds(*_span(ps, i, seg)) < needed(p.text) for i, p in enumerate(ps)]
+    silent = [speech.seconds(*_span(ps, i, seg, o), o) < needed(p.text, o) for i, p in enumerate(ps)]
 
     def bag_run(run: list[Piece]) -> bool:
         return made_of(normalize("".join(p.text for p in run)), bag)
@@ -319,15 +303,15 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
 
     def too_short(a: int, b: int) -> bool:
         """The run ps[a:b] as a whole has less speech under its own span than saying it takes. Only for runs that
-        take more than MIN_WORD_SPEECH_S (a phrase, not a one-syllable 네, whose estimated span is too rough), and
+        take more than `word_speech_s` (a phrase, not a one-syllable 네, whose estimated span is too rough), and
         needed where its pieces, judged one by one with margins, each catch the last real word's speech: an
         unspaced phrase is cut into characters."""
-        need = needed("".join(p.text for p in ps[a:b]))
-        return need > MIN_WORD_SPEECH_S and speech.seconds(ps[a].start, ps[b - 1].end) < need
+        need = needed("".join(p.text for p in ps[a:b]), o)
+        return need > o.word_speech_s and speech.seconds(ps[a].start, ps[b - 1].end, o) < need
 
     tail = next((i for i in range(n) if (i >= first or too_short(i, n)) and bag_run(ps[i:])), n)
     last = 0  # the leading stretch ends here
-    while last < tail and silent[last] and _silent_up_to_next(ps, last, seg, speech):
+    while last < tail and silent[last] and _silent_up_to_next(ps, last, seg, speech, o):
         last += 1
     head = next((j for j in range(tail, 0, -1) if (j <= last or too_short(0, j)) and bag_run(ps[:j])), 0)
     if (head, tail) == (0, n):
@@ -339,34 +323,34 @@ def trim(seg: Segment, speech: SpeechMap, bag: frozenset[str]) -> Segment | None
     return rebuild(seg, ps[head:tail])
 
 
-def _silent_up_to_next(ps: list[Piece], i: int, seg: Segment, speech: SpeechMap) -> bool:
+def _silent_up_to_next(ps: list[Piece], i: int, seg: Segment, speech: SpeechMap, o: DecodeOptions) -> bool:
     """Whether leading piece i lacks the speech it needs from its start up to the next piece's start. Whisper times
     the first word after a pause early and short: a real "네," at 12.83-12.99 s over speech from 12.88 s (0.13 s of
     it), "네." at 25.68-25.80 s, a span that cannot hold the 0.15 s asked (multi/deeply_ko_dialogue_constructed.wav);
     both were removed. The gap to the next word is no other word's, so it is counted for this one; trailing words
-    are not widened so, as the speech before them is the previous word's hang-over (rule 4's TAIL_CARRY_S)."""
-    start, end = _span(ps, i, seg)
+    are not widened so, as the speech before them is the previous word's hang-over (rule 4's `tail_carry_s`)."""
+    start, end = _span(ps, i, seg, o)
     if i + 1 < len(ps):
         end = max(end, ps[i + 1].start)
-    return speech.seconds(start, end) < needed(ps[i].text)
+    return speech.seconds(start, end, o) < needed(ps[i].text, o)
 
 
-def unsure_on_tail(seg: Segment, speech: SpeechMap) -> bool:
+def unsure_on_tail(seg: Segment, speech: SpeechMap, o: DecodeOptions) -> bool:
     """Rule 4: the decoder was unsure of the segment and the speech it owns could not have said its text. Both
     are asked: a confident segment right after a pause of the VAD's tail is real speech, and an unsure one over
     enough speech of its own is a hard passage, not an invention (batched segments of one chunk share the chunk's
     avg_logprob, so a low value alone says little about one segment)."""
-    return seg.avg_logprob < UNSURE_LOGPROB and speech.own_seconds(seg.start, seg.end) < needed(seg.text)
+    return seg.avg_logprob < o.min_logprob and speech.own_seconds(seg.start, seg.end, o) < needed(seg.text, o)
 
 
-def deloop_across(prev: Segment, seg: Segment, speech: SpeechMap | None = None) -> Segment | None:
+def deloop_across(prev: Segment, seg: Segment, o: DecodeOptions, speech: SpeechMap | None = None) -> Segment | None:
     """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
-    LOOP_REPEATS: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR). Backchannels
+    `loop_repeats`: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR). Backchannels
     said over speech of their own stay (deloop)."""
     before = [normalize(p.text) for p in pieces(prev)]
     if not before or len(before[-1]) < 2:
         return seg
-    if backchannel_run(seg.text, seg.language) and said_over(speech, seg.start, seg.end, seg.text):
+    if backchannel_run(seg.text, seg.language) and said_over(speech, seg.start, seg.end, seg.text, o):
         return seg
     reps = 0
     while reps < len(before) and before[len(before) - 1 - reps] == before[-1]:
@@ -375,12 +359,12 @@ def deloop_across(prev: Segment, seg: Segment, speech: SpeechMap | None = None) 
     k = 0
     while k < len(ps) and normalize(ps[k].text) == before[-1]:
         k += 1
-    if k == 0 or reps + k < LOOP_REPEATS:
+    if k == 0 or reps + k < o.loop_repeats:
         return seg
     return rebuild(seg, ps[k:]) if ps[k:] else None
 
 
-def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None) -> bool:
+def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None, o: DecodeOptions) -> bool:
     """`seg` says the sentence (4+ characters) of the segment before it again: a loop across segments, dropped --
     unless, with a speech map, it lies on speech of its own and is only the second time in a row. Whisper, unsure,
     can write the previous sentence again over the next one (AMR-NB ko/deeply_dancestudio_sub100110a00036:
@@ -394,24 +378,24 @@ def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None)
     third = len(out) >= 2 and normalize(out[-2].text) == text
     if speech is None or (third and not backchannel_run(seg.text, seg.language)):
         return True
-    return speech.own_seconds(seg.start, seg.end) < needed(seg.text)
+    return speech.own_seconds(seg.start, seg.end, o) < needed(seg.text, o)
 
 
-def clean(segments: list[Segment], speech: SpeechMap | None) -> list[Segment]:
-    """Apply the four rules to time-ordered segments (each with its own `language`, which picks the bag). Without
-    a speech map only loops are handled."""
+def clean(segments: list[Segment], speech: SpeechMap | None, o: DecodeOptions) -> list[Segment]:
+    """Apply the four rules to time-ordered segments (each with its own `language`, which picks the bag), with the
+    thresholds of `o`. Without a speech map only loops are handled."""
     out: list[Segment] = []
     for seg in segments:
-        cleaned = deloop(seg, speech)
+        cleaned = deloop(seg, o, speech)
         if cleaned is not None and speech is not None:
-            cleaned = trim(cleaned, speech, phrases(seg.language))
-        if cleaned is not None and speech is not None and unsure_on_tail(cleaned, speech):
+            cleaned = trim(cleaned, speech, phrases(seg.language), o)
+        if cleaned is not None and speech is not None and unsure_on_tail(cleaned, speech, o):
             cleaned = None
         if cleaned is not None and out:
-            cleaned = deloop_across(out[-1], cleaned, speech)
+            cleaned = deloop_across(out[-1], cleaned, o, speech)
         if cleaned is None:
             continue
-        if repeats_previous(out, cleaned, speech):
+        if repeats_previous(out, cleaned, speech, o):
             continue
         out.append(cleaned)
     return out

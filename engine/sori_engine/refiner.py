@@ -33,12 +33,12 @@ import numpy as np
 
 from . import audio as audio_io
 from . import models
+from .audio import SAMPLE_RATE
 from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, pad_or_trim
 from .protocol import ModelConfig, bad_request, parse_model
 
 log = logging.getLogger(__name__)
 
-SR = audio_io.SAMPLE_RATE
 MAX_SPAN_S = 30.0  # one Whisper window: a longer span is not re-decoded (its hypotheses list is empty)
 MAX_HYPOTHESES = 16  # N-best per decode: each one is scored by teacher forcing, so N bounds the work
 
@@ -149,8 +149,8 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
             raise bad_request(f"unsupported language code for this model: {span.language or req.language}")
     bounds = []
     for i, span in enumerate(req.spans):
-        lo = max(0, int((span.start - req.pad_s) * SR))
-        hi = max(lo, min(int((span.end + req.pad_s) * SR), lo + int(MAX_SPAN_S * SR) + 1))
+        lo = max(0, int((span.start - req.pad_s) * SAMPLE_RATE))
+        hi = max(lo, min(int((span.end + req.pad_s) * SAMPLE_RATE), lo + int(MAX_SPAN_S * SAMPLE_RATE) + 1))
         bounds.append(((i, i), (lo, hi)))
     bounds.sort(key=lambda b: b[1][0])
     out: list[dict[str, Any] | None] = [None] * len(req.spans)
@@ -167,7 +167,7 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
 def _refine_span(
     model: WhisperModel, req: RefineParams, span: Span, samples: np.ndarray, previous_text: str | None
 ) -> dict[str, Any]:
-    if samples.size == 0 or samples.shape[0] / SR > MAX_SPAN_S:
+    if samples.size == 0 or samples.shape[0] / SAMPLE_RATE > MAX_SPAN_S:
         return {"current_score": None, "hypotheses": [], "decoded": []}
     language = span.language or req.language
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)

@@ -29,7 +29,6 @@ from .decode.fw import greedy_texts
 from .decode.options import DEFAULT, DecodeOptions
 from .protocol import Segment, TranscribeParams
 
-SR = SAMPLE_RATE
 UNSPACED = frozenset({"ja", "zh", "th", "lo", "my", "km"})  # a character is a unit of agreement, not a word
 
 
@@ -37,7 +36,7 @@ def window_s(samples: int, o: DecodeOptions = DEFAULT) -> float:
     """The decoding window for `samples` of 16 kHz audio: at least `interim_min_window_s`, in steps of
     `interim_window_step_s`."""
     step = o.interim_window_step_s
-    return max(o.interim_min_window_s, math.ceil((samples / SR + 0.05) / step) * step)
+    return max(o.interim_min_window_s, math.ceil((samples / SAMPLE_RATE + 0.05) / step) * step)
 
 
 @dataclass
@@ -82,7 +81,7 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     model = models.get_model(first.model)
     assert first.language is not None  # a stream decodes in one fixed language (streaming.parse_open)
     longest = max(w.audio.shape[0] for w in wants)
-    frames = int(window_s(longest, o) * SR / model.feature_extractor.hop_length)
+    frames = int(window_s(longest, o) * SAMPLE_RATE / model.feature_extractor.hop_length)
     texts = greedy_texts(
         model,
         [w.audio for w in wants],
@@ -90,7 +89,7 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
         language=first.language,
         initial_prompt=first.initial_prompt,
         hotwords=first.hotwords,
-        max_new_tokens=int(longest / SR * o.interim_tokens_per_s) + 10,
+        max_new_tokens=int(longest / SAMPLE_RATE * o.interim_tokens_per_s) + 10,
     )
     out: list[Hypothesis | None] = []
     for w, (text, avg_logprob, no_speech_prob) in zip(wants, texts, strict=True):
@@ -99,13 +98,13 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
             continue
         seg = Segment(
             start=0.0,
-            end=w.audio.shape[0] / SR,
+            end=w.audio.shape[0] / SAMPLE_RATE,
             text=text,
             language=first.language,
             avg_logprob=avg_logprob,
             no_speech_prob=no_speech_prob,
         )
-        kept = hallucination.clean([seg], hallucination.SpeechMap(hallucination.speech_probs(w.audio)))
+        kept = hallucination.clean([seg], hallucination.SpeechMap(hallucination.speech_probs(w.audio)), o)
         # Shown alone (StablePrefix) only as Whisper wrote it: one the stage had to cut ("뭐, 뭐, 뭐, ..." from
         # the first half second of speech) waits for a second hypothesis to agree.
         sure = bool(kept) and kept[0].text == text

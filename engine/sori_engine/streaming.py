@@ -33,7 +33,7 @@ from typing import Any
 import av
 import numpy as np
 
-from . import hallucination, stream_interim, transcriber, vad
+from . import stream_interim, transcriber, vad
 from .audio import SAMPLE_RATE
 from .decode.options import DecodeOptions
 from .protocol import (
@@ -47,11 +47,10 @@ from .protocol import (
     bad_request,
     parse_transcribe,
 )
+from .vad import FRAME, FRAME_S
 
 log = logging.getLogger(__name__)
 
-SR = SAMPLE_RATE
-FRAME = int(hallucination.FRAME_S * SR)  # 512 samples: Silero's frame
 MAX_SESSIONS = 64  # per engine process; the service bounds sessions far below this
 MAX_PCM_BYTES = 8 * 1024 * 1024  # one stream_audio's audio (base64-decoded)
 
@@ -104,7 +103,7 @@ class Session:
     last_decoded: int = 0  # samples of the audio the last of them decoded
 
     def __post_init__(self) -> None:
-        self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
+        self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
         unspaced = self.params.decode.language in stream_interim.UNSPACED
         self.stable = stream_interim.StablePrefix(unspaced, self.options.interim_lead_held_back)
         self.scan = vad.SileroScan()
@@ -128,7 +127,7 @@ class Session:
             blocks.extend(f.to_ndarray()[0] for f in self.resampler.resample(frame))
         if flush:  # the resampler holds a few ms back until it sees what follows
             blocks.extend(f.to_ndarray()[0] for f in self.resampler.resample(None))
-            self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SR)
+            self.resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
         if not blocks:
             return
         new = np.concatenate(blocks).astype(np.float32) * (1.0 / 32768.0)
@@ -148,7 +147,7 @@ class Session:
 
     def pause_s(self, last: int) -> float:
         """Seconds of audio scored after frame `last` (a pause, when `last` is the speech span's end)."""
-        return (self.probs.size - 1 - last) * hallucination.FRAME_S
+        return (self.probs.size - 1 - last) * FRAME_S
 
     def speech_span(self) -> tuple[int, int] | None:
         """(first, last) speech frame of the open utterance, or None while it has too little speech. The utterance
@@ -157,7 +156,7 @@ class Session:
         speech = np.flatnonzero(self.probs >= self.threshold)
         if speech.size < self.options.stream_min_speech_frames:
             return None
-        gap = max(1, int(np.ceil(self.params.epd_time / hallucination.FRAME_S)))
+        gap = max(1, int(np.ceil(self.params.epd_time / FRAME_S)))
         pauses = np.flatnonzero(np.diff(speech) > gap)  # speech[i] is the last frame before a long enough pause
         last = int(speech[pauses[0]]) if pauses.size else int(speech[-1])
         return int(speech[0]), last
@@ -226,7 +225,7 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
         if interim and span is not None and not events and not paused and not finish:
             wants.append((len(results), s, (span[0], s.probs.size - 1)))
         elif span is None and s.probs.size > 0:
-            keep = int(s.options.stream_idle_keep_s / hallucination.FRAME_S)
+            keep = int(s.options.stream_idle_keep_s / FRAME_S)
             if s.probs.size > keep and not np.any(s.probs[-keep:] >= s.threshold):
                 s.drop(s.probs.size - keep)  # silence or noise only: nothing to keep but a lead-in
         if finish:
@@ -236,8 +235,8 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
                 "session": sid,
                 "events": events,
                 "interim": False,
-                "received_s": round(s.received / SR, 3),
-                "pending_s": round(s.audio.shape[0] / SR, 3),
+                "received_s": round(s.received / SAMPLE_RATE, 3),
+                "pending_s": round(s.audio.shape[0] / SAMPLE_RATE, 3),
             }
         )
     # Early finals only in a step with nothing else to decode: a due final must not wait for one, and while other
@@ -292,7 +291,7 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[
             break
         first, last = span
         silence_s = s.pause_s(last)
-        length_s = (s.probs.size - first) * hallucination.FRAME_S
+        length_s = (s.probs.size - first) * FRAME_S
         # `decided`: the buffer sample whose arrival decided the final (the service times the final from it).
         if length_s >= s.options.stream_max_utterance_s and not finalize and silence_s < s.params.epd_time:
             last = _longest_pause(s.probs[first : last + 1] >= s.threshold) + first
@@ -312,7 +311,7 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[
 
 def _frames(seconds: float) -> int:
     """The number of VAD frames that first reaches `seconds` (as the end-pointer counts them)."""
-    return math.ceil(seconds / hallucination.FRAME_S - 1e-9)
+    return math.ceil(seconds / FRAME_S - 1e-9)
 
 
 def _longest_pause(speech: np.ndarray) -> int:
@@ -385,7 +384,7 @@ def _bounds(s: Session, first: int, last: int) -> tuple[int, int]:
     """Buffer samples [a, b) decoded for the speech frames first..last: the lead before, the padding after."""
     o = s.options
     return max(first * FRAME - o.stream_lead_frames * FRAME, 0), min(
-        (last + 1) * FRAME + int(o.stream_pad_s * SR), s.audio.shape[0]
+        (last + 1) * FRAME + int(o.stream_pad_s * SAMPLE_RATE), s.audio.shape[0]
     )
 
 
@@ -393,16 +392,16 @@ def _event(
     s: Session, first: int, a: int, b: int, segments: list[Segment], final: bool, decided: int | None = None
 ) -> dict[str, Any]:
     """`decided`: the buffer sample whose arrival decided the answer (default: all the audio received)."""
-    shift = (s.offset + a) / SR
+    shift = (s.offset + a) / SAMPLE_RATE
     return {
         "final": final,
         # Session seconds of the first speech frame, and of the audio whose arrival decided this answer (for a
         # final at its end point, the frame that completed the pause, though the step may have brought more): the
         # service measures its latencies from the wall time these arrived (docs/streaming.md, "Metrics").
-        "speech_start": round((s.offset + first * FRAME) / SR, 3),
-        "decided_at": round((s.offset + (s.audio.shape[0] if decided is None else decided)) / SR, 3),
+        "speech_start": round((s.offset + first * FRAME) / SAMPLE_RATE, 3),
+        "decided_at": round((s.offset + (s.audio.shape[0] if decided is None else decided)) / SAMPLE_RATE, 3),
         "start": round(shift, 3),
-        "end": round((s.offset + b) / SR, 3),
+        "end": round((s.offset + b) / SAMPLE_RATE, 3),
         "segments": [_shifted(seg.to_json(), shift) for seg in segments],
     }
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import audio as audio_io
 from . import checkpoint, hallucination, models, phone
+from .audio import SAMPLE_RATE
 from .decode import placement, rounds
 from .decode.fw import Prompting, WhisperModel
 from .decode.language import Languages, check_languages
@@ -32,7 +33,6 @@ from .protocol import Segment, TranscribeParams, TranscribeResult
 
 log = logging.getLogger(__name__)
 
-SR = audio_io.SAMPLE_RATE
 Hook = Callable[[str, Any], None]
 
 
@@ -95,7 +95,7 @@ def transcribe_audio(
     check_languages(req, model.supported_languages)
     fe = model.feature_extractor
     frames = None if window_s is None else round(window_s * fe.sampling_rate / fe.hop_length)
-    progress = ProgressReporter(lambda _f: None, audio.shape[0] / SR)
+    progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
     return _run(model, req, [audio], narrowband, progress, None, frames, speech_probs)
 
 
@@ -126,29 +126,29 @@ def _run(
         for offset, part in resumed.speech:
             speech.add_probs(offset, part)
         blocks = skip_to(blocks, start)
-        progress.update(start / SR)
-        log.info("resuming after %d window(s), at %.1f s", index, start / SR)
+        progress.update(start / SAMPLE_RATE)
+        log.info("resuming after %d window(s), at %.1f s", index, start / SAMPLE_RATE)
     use_vad = req.model.vad or req.language_mode == "multi"
     for window in windows(blocks, use_vad, window_s, o, narrowband, start, known_probs):
         hook("window", window)
         if head is None and resumed is None:
-            head = window.audio[: int(o.chunk_s * SR)].copy()
+            head = window.audio[: int(o.chunk_s * SAMPLE_RATE)].copy()
         total = window.offset + window.audio.shape[0]
         speech.add_probs(window.offset, window.probs)
         new = _decode_window(model, req, window, languages, progress, window_frames, hook)
         segments.extend(new)
-        progress.update(total / SR)
+        progress.update(total / SAMPLE_RATE)
         if emit_checkpoint is not None:
             end = window.offset + window.audio.shape[0]
             state = (languages.language, languages.probs, languages.weighted)
             emit_checkpoint(checkpoint.make(index, ckey, window.offset, end, window.probs, new, *state))
         index += 1
-    duration_s = total / SR
+    duration_s = total / SAMPLE_RATE
     language, probs = languages.finish(lambda: _head(req, head, resumed is not None))
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
     hook("placement", placed)
-    cleaned = hallucination.clean(placed, speech.build())
+    cleaned = hallucination.clean(placed, speech.build(), o)
     hook("clean", cleaned)
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
 
@@ -165,14 +165,16 @@ def _decode_window(
     """One window's segments (file time, before the last stage): its chunks by language, each language's decoded
     together."""
     o = req.model.decode
-    chunks = group(window.regions, int(o.chunk_s * SR))
+    chunks = group(window.regions, int(o.chunk_s * SAMPLE_RATE))
     hook("chunks", chunks)
     by_language: dict[str, list[list[dict]]] = {}
     for chunk in chunks:
         by_language.setdefault(languages.of(window.audio, chunk), []).append(chunk)
     hook("language", by_language)
     speech_map = hallucination.SpeechMap(window.probs)  # window time, as the decoded segments
-    job = rounds.Job(window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SR))
+    job = rounds.Job(
+        window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SAMPLE_RATE)
+    )
     out: list[Segment] = []
     for language, lang_chunks in by_language.items():
         prompting = Prompting(language, req.model.beam_size, req.word_timestamps, req.initial_prompt, req.hotwords)
@@ -181,7 +183,7 @@ def _decode_window(
         decoded = rounds.decode(settings, [job])[0]
         hook("rounds", decoded)
         for fw in decoded:
-            segment = placement.to_segment(fw, language, req.word_timestamps, window.offset / SR)
+            segment = placement.to_segment(fw, language, req.word_timestamps, window.offset / SAMPLE_RATE)
             if segment is not None:
                 out.append(segment)
                 progress.update(segment.end)

@@ -19,9 +19,9 @@ from .audio import SAMPLE_RATE
 from .decode.fw import VadOptions, get_vad_model
 from .decode.options import DEFAULT, DecodeOptions
 
-FRAME = 512  # samples per Silero frame at 16 kHz (32 ms)
+FRAME = 512  # samples per Silero frame at 16 kHz
+FRAME_S = FRAME / SAMPLE_RATE  # 32 ms
 CONTEXT = 64  # samples of the previous frame Silero sees with each frame
-SR = SAMPLE_RATE
 # Frames per model call. faster-whisper's call runs 10,000 (320 s) at once; onnxruntime's arena then keeps that
 # batch's tensors (about 300 MiB) for the life of the process. 500 frames (16 s) hold about 80 MiB for the same
 # CPU time and the same probabilities (docs/audio.md, "Measurements").
@@ -86,11 +86,11 @@ def regions(probs: np.ndarray, options: VadOptions, n_samples: int) -> list[dict
     neg_threshold = options.neg_threshold
     if neg_threshold is None:
         neg_threshold = max(threshold - 0.15, 0.01)
-    min_speech_samples = SR * options.min_speech_duration_ms / 1000
-    speech_pad_samples = SR * options.speech_pad_ms / 1000
-    max_speech_samples = SR * options.max_speech_duration_s - FRAME - 2 * speech_pad_samples
-    min_silence_samples = SR * options.min_silence_duration_ms / 1000
-    min_silence_samples_at_max_speech = SR * 98 / 1000
+    min_speech_samples = SAMPLE_RATE * options.min_speech_duration_ms / 1000
+    speech_pad_samples = SAMPLE_RATE * options.speech_pad_ms / 1000
+    max_speech_samples = SAMPLE_RATE * options.max_speech_duration_s - FRAME - 2 * speech_pad_samples
+    min_silence_samples = SAMPLE_RATE * options.min_silence_duration_ms / 1000
+    min_silence_samples_at_max_speech = SAMPLE_RATE * 98 / 1000
 
     triggered = False
     speeches: list[dict] = []

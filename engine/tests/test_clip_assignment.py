@@ -24,6 +24,7 @@ from sori_engine import hallucination
 from sori_engine.decode import rounds
 from sori_engine.decode.fw import FwSegment, Prompting
 from sori_engine.decode.options import DEFAULT
+from sori_engine.vad import FRAME_S
 
 SR = audio_io.SAMPLE_RATE
 LIBRI = "en/picovoice_leopard_test_en_librispeech.wav"
@@ -61,9 +62,9 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
     # the padding alone (as "엉무화의료" after "좋지요" on ko26 laid out with room tone), the same word where the
     # speech map has speech under it, and a short reply timed late.
     chunks = [[{"start": 0, "end": 6 * SR}, {"start": 20 * SR, "end": 24 * SR}]]
-    probs = np.zeros(round(40 / hallucination.FRAME_S), dtype=np.float32)
-    probs[: round(6 / hallucination.FRAME_S)] = 0.9
-    probs[round(20 / hallucination.FRAME_S) : round(23.5 / hallucination.FRAME_S)] = 0.9
+    probs = np.zeros(round(40 / FRAME_S), dtype=np.float32)
+    probs[: round(6 / FRAME_S)] = 0.9
+    probs[round(20 / FRAME_S) : round(23.5 / FRAME_S)] = 0.9
     speech = hallucination.SpeechMap(probs)
     sentence = [segment(0, 0.0, 6.0, "앞 문장입니다."), segment(0, 6.0, 10.8, "마지막 문장은 끝까지 말했어요.")]
     invented = [segment(0, 0.0, 9.4, "앞 문장입니다. 마지막 문장"), segment(0, 9.6, 11.2, "엉무화의료")]
@@ -73,14 +74,14 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
     assert out[0][1].end == pytest.approx(24.0)
     out = _decode_once_on(invented, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장"]
-    probs[round(23.6 / hallucination.FRAME_S) : round(24 / hallucination.FRAME_S)] = 0.9  # a word said, after all
+    probs[round(23.6 / FRAME_S) : round(24 / FRAME_S)] = 0.9  # a word said, after all
     out = _decode_once_on(invented, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "엉무화의료"]
     # A short last reply said after a pause and timed late: the speech it owns is counted from the end of the
     # segment before it (22.5 s), as no other segment's.
-    probs[round(23.5 / hallucination.FRAME_S) :] = 0.0
-    probs[round(22.0 / hallucination.FRAME_S) : round(23.5 / hallucination.FRAME_S)] = 0.0
-    probs[round(22.7 / hallucination.FRAME_S) : round(23.0 / hallucination.FRAME_S)] = 0.9
+    probs[round(23.5 / FRAME_S) :] = 0.0
+    probs[round(22.0 / FRAME_S) : round(23.5 / FRAME_S)] = 0.0
+    probs[round(22.7 / FRAME_S) : round(23.0 / FRAME_S)] = 0.9
     reply = [segment(0, 0.0, 8.5, "앞 문장입니다. 마지막 문장"), segment(0, 9.7, 10.5, "네.")]
     out = _decode_once_on(reply, chunks, 40 * SR, speech)
     assert [fw.text for fw in out[0]] == ["앞 문장입니다. 마지막 문장", "네."]

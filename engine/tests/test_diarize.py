@@ -270,22 +270,19 @@ def test_count_estimation_steps_down_an_over_split() -> None:
 
 
 @pytest.mark.parametrize("cfg", [DEFAULT_CONFIG, RESEMBLYZER_CONFIG], ids=["campplus", "resemblyzer"])
-def test_small_windows_give_the_one_window_result(testdata: Path, cfg, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_windows_give_the_one_window_result(testdata: Path, cfg) -> None:
     """The dialogue in one block and one window of each detector (Silero's 320 s batch, 16 segmentation chunks)
     against 0.7 s blocks, Silero batches of 3.2 s and segmentation batches of 2 chunks (15 s), resemblyzer's
     windows embedded 8 at a time: the same regions, windows, embeddings and turns. Embeddings are compared to float
     rounding, not bit for bit: ONNX Runtime's kernels may sum in another order for another batch size (resemblyzer's
     first value 0.0005424 against 0.00054231 on an AMD EPYC with AVX-512, equal on the Intel machines)."""
-    from sori_engine.diarization.embedders import ResemblyzerEmbedder
-
     x = _load(testdata, DIALOGUE + ".wav")
     one = embed_samples(x, cfg)
     step = int(0.7 * SR) + 13  # blocks that line up with no frame, chunk or window
-    monkeypatch.setattr(ResemblyzerEmbedder, "FLUSH_WINDOWS", 8)
     small = embed_blocks(
         lambda: (x[i : i + step] for i in range(0, x.shape[0], step)),
         cfg,
-        windowing=Windowing(vad_frames=100, seg_chunks=2),
+        windowing=Windowing(vad_frames=100, seg_chunks=2, embed_windows=8),
     )
     assert one.n_frames == small.n_frames and one.duration_s == small.duration_s
     assert one.regions == small.regions and one.windows == small.windows

@@ -15,7 +15,9 @@ from transcripts import cer, extra_tail, missing_head, missing_tail, reference
 
 from sori_engine import audio as audio_io
 from sori_engine import hallucination as h
+from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import Segment, Word
+from sori_engine.vad import FRAME_S
 from sori_eval.wav import write_wav
 
 SR = 16000
@@ -30,9 +32,9 @@ def seg(
 
 def speech_until(seconds: float, total: float) -> h.SpeechMap:
     """A speech map that says speech (0.9) up to `seconds`, then non-speech (0.02)."""
-    frames = int(total / h.FRAME_S)
+    frames = int(total / FRAME_S)
     probs = np.full(frames, 0.02, dtype=np.float32)
-    probs[: int(seconds / h.FRAME_S)] = 0.9
+    probs[: int(seconds / FRAME_S)] = 0.9
     return h.SpeechMap(probs)
 
 
@@ -49,60 +51,77 @@ def test_bag_phrase_on_non_speech_is_removed_on_speech_kept() -> None:
     words = [(0.0, 0.6, " 네,"), (0.6, 1.4, " 알겠습니다."), (1.6, 2.4, " 감사합니다.")]
     sentence = seg(0.0, 2.4, "네, 알겠습니다. 감사합니다.", words)
     # The caller said it: speech under all of it.
-    assert h.clean([sentence], speech_until(2.5, 6.0)) == [sentence]
+    assert h.clean([sentence], speech_until(2.5, 6.0), DEFAULT) == [sentence]
     # Speech ends at 1.5 s: the closing phrase sits on line noise.
-    [trimmed] = h.clean([sentence], speech_until(1.5, 6.0))
+    [trimmed] = h.clean([sentence], speech_until(1.5, 6.0), DEFAULT)
     assert trimmed.text == "네, 알겠습니다." and trimmed.end == 1.4 and len(trimmed.words or ()) == 2
     # The same without word timestamps: the phrase's span is estimated from its share of the characters.
     plain = seg(0.0, 2.4, "네, 알겠습니다. 감사합니다.")
-    assert [s.text for s in h.clean([plain], speech_until(0.7, 6.0))] == ["네, 알겠습니다."]
-    assert [s.text for s in h.clean([plain], speech_until(2.5, 6.0))] == ["네, 알겠습니다. 감사합니다."]
+    assert [s.text for s in h.clean([plain], speech_until(0.7, 6.0), DEFAULT)] == ["네, 알겠습니다."]
+    assert [s.text for s in h.clean([plain], speech_until(2.5, 6.0), DEFAULT)] == ["네, 알겠습니다. 감사합니다."]
 
 
 def test_invented_phrase_timed_from_the_last_words_end_is_removed() -> None:
     # Seen on a real recording (shared untranscribed/vito_tritony_short_sample.wav, speech ends at 2.95 s): Whisper
     # timed the invented "수고하셨습니다." from the last word's end, so 0.16 s of that word's speech lay under it.
     words = [(1.85, 2.81, " 음성입니다."), (2.81, 4.79, " 수고하셨습니다.")]
-    [kept] = h.clean([seg(1.85, 4.79, "음성입니다. 수고하셨습니다.", words)], speech_until(2.97, 6.0))
+    [kept] = h.clean([seg(1.85, 4.79, "음성입니다. 수고하셨습니다.", words)], speech_until(2.97, 6.0), DEFAULT)
     assert kept.text == "음성입니다."
     # Without word timestamps: the segment's own end bounds the estimated span (no margin past it).
     [kept] = h.clean(
-        [seg(0.11, 2.81, "이 음성은 샘플 음성입니다."), seg(2.81, 4.79, "수고하셨습니다.")], speech_until(2.97, 6.0)
+        [seg(0.11, 2.81, "이 음성은 샘플 음성입니다."), seg(2.81, 4.79, "수고하셨습니다.")],
+        speech_until(2.97, 6.0),
+        DEFAULT,
     )
     assert kept.text == "이 음성은 샘플 음성입니다."
     # Said, it has the speech it takes (7 syllables: 0.42 s asked, 0.8 s there); a short real 네 needs 0.15 s.
     said = [(1.85, 2.81, " 음성입니다."), (2.81, 3.6, " 수고하셨습니다.")]
     assert (
-        len(h.clean([seg(1.85, 3.6, "음성입니다. 수고하셨습니다.", said)], speech_until(3.6, 6.0))[0].words or ()) == 2
+        len(
+            h.clean([seg(1.85, 3.6, "음성입니다. 수고하셨습니다.", said)], speech_until(3.6, 6.0), DEFAULT)[0].words
+            or ()
+        )
+        == 2
     )
-    assert h.needed("네.") == h.MIN_WORD_SPEECH_S and h.needed("Thank you.") == 8 * h.LETTER_SPEECH_S
+    assert (
+        h.needed("네.", DEFAULT) == DEFAULT.word_speech_s
+        and h.needed("Thank you.", DEFAULT) == 8 * DEFAULT.letter_speech_s
+    )
 
 
 def test_segment_on_no_speech_is_dropped_whatever_it_says() -> None:
     segments = [seg(0.0, 2.0, "네, 마침 빈방이 있습니다."), seg(3.0, 5.0, "자, 자, 자, 자.")]
-    assert [s.text for s in h.clean(segments, speech_until(2.2, 6.0))] == ["네, 마침 빈방이 있습니다."]
+    assert [s.text for s in h.clean(segments, speech_until(2.2, 6.0), DEFAULT)] == ["네, 마침 빈방이 있습니다."]
+
+
+def test_thresholds_are_the_options_passed() -> None:
+    # The same segment over the same speech map (a quarter of its frames speech), judged under other options.
+    sentence = seg(0.0, 2.0, "네, 마침 빈방이 있습니다.")
+    assert len(h.clean([sentence], speech_until(0.5, 6.0), DEFAULT)) == 1
+    assert h.clean([sentence], speech_until(0.5, 6.0), replace(DEFAULT, no_speech_share=0.5)) == []
+    assert h.needed("네.", replace(DEFAULT, word_speech_s=0.3)) == 0.3
 
 
 def test_leading_bag_phrase_on_non_speech_is_removed() -> None:
     words = [(0.0, 1.0, " 감사합니다."), (2.0, 2.5, " 네,"), (2.5, 3.5, " 좋아요.")]
-    probs = np.full(int(4 / h.FRAME_S), 0.9, dtype=np.float32)
-    probs[: int(1.9 / h.FRAME_S)] = 0.05
-    [kept] = h.clean([seg(0.0, 3.5, "감사합니다. 네, 좋아요.", words)], h.SpeechMap(probs))
+    probs = np.full(int(4 / FRAME_S), 0.9, dtype=np.float32)
+    probs[: int(1.9 / FRAME_S)] = 0.05
+    [kept] = h.clean([seg(0.0, 3.5, "감사합니다. 네, 좋아요.", words)], h.SpeechMap(probs), DEFAULT)
     assert kept.text == "네, 좋아요." and kept.start == 2.0
 
 
 def test_a_short_first_word_timed_before_its_speech_is_kept() -> None:
     # Seen on multi/deeply_ko_dialogue_constructed.wav: after a pause Whisper timed "네," at 12.83-12.99 s and "네."
     # at 25.68-25.80 s, speech starting inside the span; 0.13 s of speech under each, 0.15 s asked: both removed.
-    probs = np.full(int(15 / h.FRAME_S), 0.05, dtype=np.float32)
-    probs[int(12.88 / h.FRAME_S) : int(13.8 / h.FRAME_S)] = 0.9
+    probs = np.full(int(15 / FRAME_S), 0.05, dtype=np.float32)
+    probs[int(12.88 / FRAME_S) : int(13.8 / FRAME_S)] = 0.9
     for span in ((12.83, 12.99), (12.83, 12.92)):
         words = [(*span, " 네,"), (13.17, 13.71, " 물론입니다.")]
-        [kept] = h.clean([seg(12.83, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs))
+        [kept] = h.clean([seg(12.83, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs), DEFAULT)
         assert kept.text == "네, 물론입니다."
     # An invented one before a pause still goes: nothing is said between it and the next word.
     words = [(11.0, 11.2, " 네,"), (12.88, 13.71, " 물론입니다.")]
-    [kept] = h.clean([seg(11.0, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs))
+    [kept] = h.clean([seg(11.0, 13.71, "네, 물론입니다.", words)], h.SpeechMap(probs), DEFAULT)
     assert kept.text == "물론입니다."
 
 
@@ -111,73 +130,79 @@ def test_fragment_left_beside_a_removed_phrase_on_non_speech_goes_with_it() -> N
     words = [(3.27, 3.98, " 자막은"), (3.98, 3.98, " 구독과"), (3.98, 3.98, " 좋아요"), (3.98, 3.98, " 부탁드립니다.")]
     sentence = seg(0.3, 3.2, "그는 길 한 옆으로 걸어갔다.")
     invented = seg(3.27, 3.98, "자막은 구독과 좋아요 부탁드립니다.", words)
-    assert [s.text for s in h.clean([sentence, invented], speech_until(3.3, 6.0))] == [sentence.text]
+    assert [s.text for s in h.clean([sentence, invented], speech_until(3.3, 6.0), DEFAULT)] == [sentence.text]
     # When the words before the phrase are on speech, they stay.
     said = [(2.0, 3.27, " 자막은"), *words[1:]]
-    [kept] = h.clean([seg(2.0, 3.98, "자막은 구독과 좋아요 부탁드립니다.", said)], speech_until(3.3, 6.0))
+    [kept] = h.clean([seg(2.0, 3.98, "자막은 구독과 좋아요 부탁드립니다.", said)], speech_until(3.3, 6.0), DEFAULT)
     assert kept.text == "자막은"
 
 
 def test_unsure_text_on_the_tail_of_the_last_word_is_dropped() -> None:
     # Seen with whisper + en (greedy) on en/whisper_jfk.flac: "Yeah." (avg_logprob -1.34) timed 10.36-10.84 s right
     # after "country." ended at 10.36 s, over nothing but the last 0.17 s of that word's speech frames.
-    probs = np.full(int(11.0 / h.FRAME_S), 0.02, dtype=np.float32)
-    probs[: int(10.53 / h.FRAME_S)] = 0.9
+    probs = np.full(int(11.0 / FRAME_S), 0.02, dtype=np.float32)
+    probs[: int(10.53 / FRAME_S)] = 0.9
     speech = h.SpeechMap(probs)
     sentence = seg(0.0, 10.36, "ask what you can do for your country.", language="en")
     yeah = replace(seg(10.36, 10.84, "Yeah.", language="en"), avg_logprob=-1.34)
-    assert [s.text for s in h.clean([sentence, yeah], speech)] == [sentence.text]
+    assert [s.text for s in h.clean([sentence, yeah], speech, DEFAULT)] == [sentence.text]
     # Decoded with confidence it stays (a real short reply right after the sentence) ...
-    assert len(h.clean([sentence, replace(yeah, avg_logprob=-0.4)], speech)) == 2
+    assert len(h.clean([sentence, replace(yeah, avg_logprob=-0.4)], speech, DEFAULT)) == 2
     # ... and so does an unsure one over speech of its own, after a pause.
-    probs[int(11.0 / h.FRAME_S) - 12 :] = 0.9
+    probs[int(11.0 / FRAME_S) - 12 :] = 0.9
     said = replace(seg(10.6, 11.0, "Yeah.", language="en"), avg_logprob=-1.34)
-    assert len(h.clean([sentence, said], h.SpeechMap(probs))) == 2
+    assert len(h.clean([sentence, said], h.SpeechMap(probs), DEFAULT)) == 2
 
 
 def test_a_repeated_sentence_on_speech_of_its_own_is_kept_once() -> None:
     # Seen on AMR-NB (ko/deeply_dancestudio_sub100110a00036): the decoder wrote its first sentence again over the
     # second one's speech; dropping the copy left 1.8 s of speech with no text.
     copies = [seg(0.0, 2.0, "연결만 보면 꼭 나오는데"), seg(2.0, 4.0, "연결만 보면 꼭 나오는데")]
-    assert len(h.clean(copies, speech_until(4.0, 6.0))) == 2
+    assert len(h.clean(copies, speech_until(4.0, 6.0), DEFAULT)) == 2
     # A third time in a row is a loop whatever lies under it; a copy on no speech of its own goes.
-    assert len(h.clean([*copies, seg(4.0, 6.0, "연결만 보면 꼭 나오는데")], speech_until(6.0, 6.0))) == 2
-    assert len(h.clean(copies, speech_until(2.3, 6.0))) == 1
+    assert len(h.clean([*copies, seg(4.0, 6.0, "연결만 보면 꼭 나오는데")], speech_until(6.0, 6.0), DEFAULT)) == 2
+    assert len(h.clean(copies, speech_until(2.3, 6.0), DEFAULT)) == 1
 
 
 def test_loops_are_kept_once() -> None:
     looped = seg(
         0.0, 5.0, "これには困ることがあるのです。スタッフェンススタッフェンススタッフェンススタッフェン", language="ja"
     )
-    assert h.deloop(looped).text == "これには困ることがあるのです。スタッフェンススタッフェン"
+    assert h.deloop(looped, DEFAULT).text == "これには困ることがあるのです。スタッフェンススタッフェン"
     words = [
         (i * 0.5, i * 0.5 + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은", " 끝"])
     ]
-    assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words)).text == "이 영상은 끝"
-    assert h.deloop(seg(0.0, 1.0, "네 네 네")).text == "네 네 네"  # one-syllable answers are not a loop
-    assert h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다.")).text == "수기수염은 멈쩍합니다."
+    assert h.deloop(seg(0.0, 3.5, "이 영상은 이 영상은 이 영상은 끝", words), DEFAULT).text == "이 영상은 끝"
+    assert h.deloop(seg(0.0, 1.0, "네 네 네"), DEFAULT).text == "네 네 네"  # one-syllable answers are not a loop
+    assert (
+        h.deloop(seg(0.0, 3.0, "수기수염은 멈쩍합니다. 멈쩍합니다, 멈쩍합니다."), DEFAULT).text
+        == "수기수염은 멈쩍합니다."
+    )
     split = [seg(0.0, 2.0, "수기수염은 멈쩍합니다."), seg(2.0, 3.0, "멈쩍합니다, 멈쩍합니다.")]  # seen at 5 dB SNR
-    assert [s.text for s in h.clean(split, None)] == ["수기수염은 멈쩍합니다."]
+    assert [s.text for s in h.clean(split, None, DEFAULT)] == ["수기수염은 멈쩍합니다."]
     two = [seg(0.0, 2.0, "좋아요."), seg(2.0, 3.0, "좋아요, 가요.")]  # said twice: not a loop
-    assert [s.text for s in h.clean(two, None)] == ["좋아요.", "좋아요, 가요."]
+    assert [s.text for s in h.clean(two, None, DEFAULT)] == ["좋아요.", "좋아요, 가요."]
     again = [seg(0.0, 1.0, "さっきは、", language="ja"), seg(1.0, 2.0, "さっきは、", language="ja")]
-    assert [s.text for s in h.clean(again, None)] == ["さっきは、"]
+    assert [s.text for s in h.clean(again, None, DEFAULT)] == ["さっきは、"]
 
 
 def test_backchannels_said_again_and_again_over_speech_are_kept() -> None:
     # A meeting: a listener's "yeah, yeah, yeah" is speech, not a loop, where the audio holds that much speech.
     yeahs = [(0.3 * i, 0.3 * i + 0.25, " yeah,") for i in range(6)]
     run = seg(0.0, 1.8, "Yeah, yeah, yeah, yeah, yeah, yeah,", yeahs, language="en")
-    assert h.deloop(run, speech_until(1.8, 3.0)).text == run.text
-    assert h.deloop(run, speech_until(0.3, 3.0)).text == "yeah,"  # no speech to say them: a loop
-    assert h.deloop(run).text == "yeah,"  # no speech map: loops only
+    assert h.deloop(run, DEFAULT, speech_until(1.8, 3.0)).text == run.text
+    assert h.deloop(run, DEFAULT, speech_until(0.3, 3.0)).text == "yeah,"  # no speech to say them: a loop
+    assert h.deloop(run, DEFAULT).text == "yeah,"  # no speech map: loops only
     # Other words repeated over speech are still a loop.
     words = [(0.5 * i, 0.5 * i + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은"])]
-    assert h.deloop(seg(0.0, 3.0, "이 영상은 이 영상은 이 영상은", words), speech_until(3.0, 3.0)).text == "이 영상은"
+    assert (
+        h.deloop(seg(0.0, 3.0, "이 영상은 이 영상은 이 영상은", words), DEFAULT, speech_until(3.0, 3.0)).text
+        == "이 영상은"
+    )
     # Three "네." segments in a row, each over speech of its own, stay three.
     answers = [seg(float(i), i + 0.5, "Yeah.", language="en") for i in range(3)]
-    assert len(h.clean(answers, speech_until(3.0, 3.0))) == 3
-    assert len(h.clean(answers, None)) == 1  # without a speech map, a repeat is a loop
+    assert len(h.clean(answers, speech_until(3.0, 3.0), DEFAULT)) == 3
+    assert len(h.clean(answers, None, DEFAULT)) == 1  # without a speech map, a repeat is a loop
 
 
 def test_backchannel_lists_load() -> None:
@@ -322,8 +347,8 @@ def test_a_tail_without_a_words_speech_is_not_decoded_on(engine: Engine, model: 
 
 def test_own_speech_leaves_out_the_run_it_starts_with(testdata: Path) -> None:
     clip = audio_io.decode(str(testdata / "ko/deeply_studioapt_sub100101a00080.wav"))
-    assert h.own_speech_s(np.zeros(SR, dtype=np.float32)) == 0.0
-    whole = h.own_speech_s(np.concatenate([np.zeros(SR, dtype=np.float32), clip]))
+    assert h.own_speech_s(np.zeros(SR, dtype=np.float32), DEFAULT) == 0.0
+    whole = h.own_speech_s(np.concatenate([np.zeros(SR, dtype=np.float32), clip]), DEFAULT)
     assert whole > 1.0
-    # The same speech when it is already going on at the start: up to TAIL_CARRY_S of it is not counted.
-    assert whole - h.TAIL_CARRY_S - 0.1 <= h.own_speech_s(clip) <= whole
+    # The same speech when it is already going on at the start: up to tail_carry_s of it is not counted.
+    assert whole - DEFAULT.tail_carry_s - 0.1 <= h.own_speech_s(clip, DEFAULT) <= whole

@@ -27,6 +27,7 @@ def test_overrides_replace_fields_of_the_preset() -> None:
         ({"tail_s": -1}, "whisper.decode.tail_s must be >= 0"),
         ({"tail_s": True}, "whisper.decode.tail_s must be a number"),
         ({"tail_s": "1"}, "whisper.decode.tail_s must be a number"),
+        ({"loop_repeats": 1}, "whisper.decode.loop_repeats must be >= 2"),
     ],
 )
 def test_a_bad_override_is_refused_naming_its_field(overrides: dict, message: str) -> None:

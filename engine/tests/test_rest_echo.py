@@ -11,12 +11,10 @@ from __future__ import annotations
 import pytest
 from fw_segments import fw_segment as segment
 
-from sori_engine import transcriber
 from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
 from sori_engine.rest_echo import without_echo
 
-SR = transcriber.SR
 CALLS = ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321")
 
 

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from sori_engine import streaming
+from sori_engine.audio import SAMPLE_RATE
 from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import EngineError
+from sori_engine.vad import FRAME
 
 CLIP = "ko/deeply_anechoic_sub100120a00053.wav"  # 5.2 s, one sentence
 
@@ -148,9 +150,9 @@ def test_a_final_keeps_the_pause_after_its_speech_for_the_next_lead_in(testdata:
     speech_end = (
         finals[0]["end"] - DEFAULT.stream_pad_s
     )  # the final's audio ends stream_pad_s after its last speech frame
-    kept_from = s.offset / streaming.SR
-    assert kept_from <= speech_end + streaming.FRAME / streaming.SR + 1e-6
-    assert s.audio.shape[0] / streaming.SR >= 0.4  # the pause the end point waited for (epd_time 0.5 s) is held
+    kept_from = s.offset / SAMPLE_RATE
+    assert kept_from <= speech_end + FRAME / SAMPLE_RATE + 1e-6
+    assert s.audio.shape[0] / SAMPLE_RATE >= 0.4  # the pause the end point waited for (epd_time 0.5 s) is held
 
 
 def test_a_final_judges_speech_by_the_sessions_probabilities(testdata: Path, model: dict[str, Any]) -> None:
@@ -163,7 +165,7 @@ def test_a_final_judges_speech_by_the_sessions_probabilities(testdata: Path, mod
     )
     s = streaming.Session(params)
     s.append(pcm8k(testdata / CLIP, silence_s=0), flush=True)
-    frames = -(-s.audio.shape[0] // streaming.FRAME)
+    frames = -(-s.audio.shape[0] // FRAME)
     silent = transcriber.transcribe_audio(params.decode, s.audio, True, None, np.zeros(frames, np.float32))
     speech = transcriber.transcribe_audio(params.decode, s.audio, True, None, np.ones(frames, np.float32))
     assert silent.segments == []
@@ -220,7 +222,7 @@ def test_a_final_is_timed_from_its_end_point_not_from_the_end_of_a_large_step(
     open_session("large", model)
     [final] = feed("large", pcm8k(testdata / CLIP, silence_s=2.0))["events"]
     speech_end = final["end"] - DEFAULT.stream_pad_s
-    assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + streaming.FRAME / streaming.SR + 1e-6
+    assert speech_end + 0.5 - 1e-6 <= final["decided_at"] <= speech_end + 0.5 + FRAME / SAMPLE_RATE + 1e-6
 
 
 def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(testdata: Path, model: dict[str, Any]) -> None:

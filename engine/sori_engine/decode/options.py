@@ -41,7 +41,7 @@ class DecodeOptions:
     fallback_steps: int = 5  # temperatures after 0.0, by 0.2
     sampling_seed: int = 0  # the fallback samples: seeded, the same audio gives the same text in every process
     # --- verdicts (decode/verdicts.py)
-    min_logprob: float = -1.0  # a pass below this is unsure (faster-whisper's log_prob_threshold)
+    min_logprob: float = -1.0  # a pass or a segment (rule 4) below this is unsure (faster-whisper's log_prob_threshold)
     no_speech_prob: float = 0.6  # with min_logprob, text on no speech (faster-whisper's no_speech_threshold)
     max_compression: float = 2.4  # text compression ratio above which a result is a loop (faster-whisper's)
     missing_s: float = 3.0  # a clip with this much speech that decoded to no text is suspect
@@ -50,6 +50,15 @@ class DecodeOptions:
     replay_min_chars: int = 12  # a replay (earlier text written again) of at least this many characters
     replay_chars_per_s: float = 30.0  # ... written faster than this over the clip's audio
     rest_echo_words: int = 3  # most words of a rest's start dropped as the echo of the text before it
+    # --- the speech map and the hallucination stage (hallucination.py; docs/engine.md, "Hallucination control")
+    speech_frame_prob: float = 0.3  # a frame is speech at this Silero probability: 98 % of speech, <1 % of noise
+    no_speech_share: float = 0.05  # a segment under which less than this share of the frames is speech is dropped
+    loop_repeats: int = 3  # a unit repeated this many times in a row is a loop
+    word_speech_s: float = 0.15  # speech frames a word needs under it to count as said (an invented one has none)
+    syllable_speech_s: float = 0.06  # ... and per Hangul syllable, kana or kanji: half of the 0.12 s saying one takes
+    letter_speech_s: float = 0.03  # ... and per Latin letter: half of 0.06 s (about 15 letters/s)
+    span_margin_s: float = 0.5  # a word span estimated from characters is widened this much each side: off by a word
+    tail_carry_s: float = 0.25  # Silero's speech frames run on this long past a word's end: not the next segment's
     # --- language
     top_languages: int = 5  # language_probs entries reported when no candidates restrict detection
     # --- streaming interims (stream_interim.py)
@@ -76,8 +85,9 @@ FIELDS = {f.name: f for f in dataclasses.fields(DecodeOptions)}
 
 def with_overrides(base: DecodeOptions, overrides: Mapping[str, Any], where: str = "decode") -> DecodeOptions:
     """`base` with `overrides` ({field: value}) applied. Raises ValueError (TypeError for a value that is not a
-    number) naming the field for an unknown field, a value of the wrong type (an int field takes a whole number, a float field any number), or a value out of its
-    range (not finite; negative where a count, a time or a probability is meant)."""
+    number) naming the field for an unknown field, a value of the wrong type (an int field takes a whole number, a
+    float field any number), or a value out of its range (not finite; negative where a count, a time or a
+    probability is meant)."""
     changes: dict[str, Any] = {}
     for name, value in overrides.items():
         f = FIELDS.get(name)
@@ -108,6 +118,8 @@ def _checked(name: str, kind: Any, value: Any) -> Any:
             raise ValueError(f"{name} must be finite")
     if field in POSITIVE and value <= 0:
         raise ValueError(f"{name} must be > 0")
+    if field == "loop_repeats" and value < 2:
+        raise ValueError(f"{name} must be >= 2")  # a unit said once is no loop
     if value < 0 and field not in NEGATIVE_OK:
         raise ValueError(f"{name} must be >= 0")
     return value

@@ -36,8 +36,6 @@ from .options import DecodeOptions
 from .placement import shift, within
 from .windows import Region, after, cut, samples
 
-SR = SAMPLE_RATE
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -95,8 +93,8 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
             if not said:  # nothing recognizable in it: decoding it again would only repeat that
                 continue
             last = max(said, key=lambda fw: fw.end)
-            rest = after(item.chunk, int(_said_until(last, o) * SR))
-            if samples(rest) >= o.tail_s * SR and verdicts.holds_a_word(cut(audio, rest)):
+            rest = after(item.chunk, int(_said_until(last, o) * SAMPLE_RATE))
+            if samples(rest) >= o.tail_s * SAMPLE_RATE and verdicts.holds_a_word(cut(audio, rest), o):
                 tails.append(Item(item.owner, rest, last))
         if not tails or round_ + 1 == o.max_rounds:
             break
@@ -137,7 +135,7 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     pos = 0
     for item in items:
         size = samples(item.chunk)
-        clips.append((pos / SR, (pos + size) / SR))
+        clips.append((pos / SAMPLE_RATE, (pos + size) / SAMPLE_RATE))
         pos += size
     longest: dict[int, float] = {}
     for item, (a, b) in zip(items, clips, strict=True):
@@ -165,8 +163,8 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     out: list[list[FwSegment]] = []
     for i, (item, (a, b), segs) in enumerate(zip(items, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
-            clip = speech[int(a * SR) : int(b * SR)]
-            if verdicts.looped(segs, own_cap[item.owner], o) and hallucination.own_speech_s(clip) >= o.missing_s:
+            clip = speech[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)]
+            if verdicts.looped(segs, own_cap[item.owner], o) and hallucination.own_speech_s(clip, o) >= o.missing_s:
                 # A loop over this much speech says the decoder lost its place, not that there is no speech.
                 segs = [fw for fw in decode_sequential(s, clip) if not verdicts.hallucinated(fw, o)]
             elif verdicts.ran_to_cap(segs, own_cap[item.owner]):
@@ -177,15 +175,17 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
             kept = verdicts.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // bs * bs : (i // bs + 1) * bs]
             segs = (
-                [shift(fw, -a) for fw in kept] if kept else decode_again(s, speech[int(a * SR) : int(b * SR)], batch)[0]
+                [shift(fw, -a) for fw in kept]
+                if kept
+                else decode_again(s, speech[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)], batch)[0]
             )
         else:
             segs = [shift(fw, -a) for fw in segs]
         overran = [fw.end > b - a for fw in segs]
         segs = [within(fw, b - a) for fw in segs]
-        mapped = list(restore_speech_timestamps(segs, item.chunk, SR))  # chunk time -> the job's time
+        mapped = list(restore_speech_timestamps(segs, item.chunk, SAMPLE_RATE))  # chunk time -> the job's time
         speech_map = jobs[item.owner].speech_map
-        out.append(verdicts.without_text_past_end(mapped, overran, speech_map) if speech_map is not None else mapped)
+        out.append(verdicts.without_text_past_end(mapped, overran, speech_map, o) if speech_map is not None else mapped)
     return out
 
 
@@ -219,7 +219,7 @@ def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]
     gave them: "own window" or "sequential"."""
     o = s.options
     model = s.model
-    duration = clip.shape[0] / SR
+    duration = clip.shape[0] / SAMPLE_RATE
     full = model.feature_extractor.nb_max_frames
     own = encoder_frames([duration], full, model, o.encoder_margin_s, o.encoder_min_s)
     batch_frames = encoder_frames([b - a for a, b in batch], full, model, o.encoder_margin_s, o.encoder_min_s)

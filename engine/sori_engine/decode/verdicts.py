@@ -185,33 +185,33 @@ def ran_to_cap(segments: list[FwSegment], cap: int | None) -> bool:
     return cap is not None and sum(len(fw.tokens) for fw in segments) >= cap
 
 
-def holds_a_word(rest_audio: np.ndarray) -> bool:
+def holds_a_word(rest_audio: np.ndarray, o: DecodeOptions) -> bool:
     """Whether the speech after a chunk's last segment has a word's worth of speech frames of its own. The VAD's
     regions carry padding and the last word's hang-over, on which Whisper decoded on invents confident text
     (docs/audio.md, "Speed: batched decoding")."""
-    return hallucination.own_speech_s(rest_audio) >= hallucination.MIN_WORD_SPEECH_S
+    return hallucination.own_speech_s(rest_audio, o) >= o.word_speech_s
 
 
 def without_text_past_end(
-    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap
+    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap, o: DecodeOptions
 ) -> list[FwSegment]:
     """One chunk's segments (window time, in order) less those that `overran` its end and `said_past_end`, each
     measured from the end of the segment before it (its own start for the first)."""
     kept: list[FwSegment] = []
     since = segments[0].start if segments else 0.0
     for fw, past in zip(segments, overran, strict=True):
-        if not (past and said_past_end(fw, min(since, fw.start), speech)):
+        if not (past and said_past_end(fw, min(since, fw.start), speech, o)):
             kept.append(fw)
         since = fw.end
     return kept
 
 
-def said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap) -> bool:
+def said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap, o: DecodeOptions) -> bool:
     """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
     text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
-    there is not a word's worth of speech frames (MIN_WORD_SPEECH_S, what a rest needs to be decoded on at all).
+    there is not a word's worth of speech frames (`word_speech_s`, what a rest needs to be decoded on at all).
     The file-level rule 4 asks this only of unsure segments, but a batched chunk's segments share one avg_logprob,
     so an invented last segment of a confident chunk passed it (docs/performance.md). Counted from the segment
     before, as a word's worth: a real "Thank you." said right after the sentence before it is timed from that
     sentence's end and has 0.32 s of speech frames there."""
-    return speech.seconds(since, fw.end) < hallucination.MIN_WORD_SPEECH_S
+    return speech.seconds(since, fw.end, o) < o.word_speech_s

@@ -18,7 +18,6 @@ from ..audio import SAMPLE_RATE
 from .fw import VadOptions
 from .options import DecodeOptions
 
-SR = SAMPLE_RATE
 Region = dict  # {"start": sample, "end": sample}, the shape faster-whisper's VAD helpers use
 
 
@@ -71,8 +70,8 @@ def windows(
     a window's regions and its speech probabilities (vad.py), the frames before each onset scored again from a fresh
     state (vad.rescore_onsets). `known_probs`: the probabilities of the audio from `start_sample` on, already
     computed (a streaming session's), for the first window."""
-    window_samples = int(window_s * SR)
-    guard = int(options.guard_s * SR)
+    window_samples = int(window_s * SAMPLE_RATE)
+    guard = int(options.guard_s * SAMPLE_RATE)
     pending: list[np.ndarray] = []
     pending_len = 0
     offset = start_sample  # file sample where the pending audio starts (`blocks` start there)
@@ -99,7 +98,7 @@ def windows(
             if use_vad:  # onsets scored again from a fresh state (vad.rescore_onsets); a session's probs are its own
                 probs = vad.rescore_onsets(buf, probs, vopts.threshold, options)
         if not use_vad:
-            step = int(options.chunk_s * SR)
+            step = int(options.chunk_s * SAMPLE_RATE)
             cut = buf.shape[0] if exhausted else buf.shape[0] - buf.shape[0] % step
             regions = [{"start": s, "end": min(s + step, cut)} for s in range(0, cut, step)]
         else:

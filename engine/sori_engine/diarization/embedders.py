@@ -94,13 +94,12 @@ class CampplusEmbedder:
 
 class ResemblyzerEmbedder:
     """GE2E d-vectors of mel windows. Windows of equal length are embedded in batches of `batch`, gathered over
-    regions until at least FLUSH_WINDOWS wait (24 KB each), so a file with fewer windows is batched exactly as it
-    was when the whole file was in memory."""
+    regions until at least `flush_windows` wait (24 KB each; Windowing.embed_windows), so a file with fewer windows
+    is batched exactly as it was when the whole file was in memory."""
 
     dim = 256
-    FLUSH_WINDOWS = 1024
 
-    def __init__(self, cfg: DiarizeConfig, n_samples: int, gain: float) -> None:
+    def __init__(self, cfg: DiarizeConfig, n_samples: int, gain: float, flush_windows: int) -> None:
         from .models.resemblyzer import WeightsError, get_encoder
 
         try:
@@ -110,6 +109,7 @@ class ResemblyzerEmbedder:
         self._cfg = cfg
         self._n = n_samples
         self._gain = gain
+        self._flush_windows = flush_windows
         self._windows: list[Span] = []
         self._out: list[np.ndarray] = []
         self._pending: list[tuple[Span, np.ndarray]] = []  # (window, its mel frames)
@@ -142,7 +142,7 @@ class ResemblyzerEmbedder:
             mel = mel_frames(ext[s * HOP - first :], e - s)
         for w in make_windows([unit], self._cfg):
             self._pending.append((w, mel[w[0] - s : w[1] - s]))
-        if len(self._pending) >= self.FLUSH_WINDOWS:
+        if len(self._pending) >= self._flush_windows:
             self._flush()
 
     def _flush(self) -> None:

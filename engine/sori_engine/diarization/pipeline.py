@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import audio as audio_mod
+from ..audio import SAMPLE_RATE
 from ..protocol import MODEL_LOAD_FAILED, EngineError
 from ..vad import SileroScan
 from .clustering import cluster
@@ -47,7 +48,6 @@ from .turns import (
     turns_with_overlap,
 )
 
-SAMPLE_RATE = 16000
 Blocks = Callable[[], Iterable[np.ndarray]]  # opens the file's decoded 16 kHz blocks, from its start, each call
 
 
@@ -127,7 +127,7 @@ def embed_blocks(
         gain = resemblyzer_gain(spoken, sum((e - s) * HOP for s, e in regions))
         n_frames = 1 + n // HOP if n >= 2 else 3  # the centred mel frames of the file
         units = segments = [(s, min(e, n_frames)) for s, e in regions if s < n_frames]
-        embedder = ResemblyzerEmbedder(cfg, n, gain)
+        embedder = ResemblyzerEmbedder(cfg, n, gain, windowing.embed_windows)
     spans = [(u, sp) for u in units if (sp := embedder.span(u)) is not None]
     for i, (unit, audio) in enumerate(audio_mod.cut_spans(blocks(), spans)):
         embedder.add(unit, audio)

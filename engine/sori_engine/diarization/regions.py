@@ -20,17 +20,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import vad
+from ..audio import SAMPLE_RATE
 from .config import DiarizeConfig
 from .models.segmentation import CHUNK_SAMPLES, LOCAL_SPEAKERS, Activity, ActivityScan, Segmentation, chunk_starts
 from .turns import FRAME_S, bool_runs
 
-HOP = 160  # samples per 10 ms frame
+HOP = round(FRAME_S * SAMPLE_RATE)  # samples per frame of the grid: 160
 
 
 @dataclass(frozen=True)
 class Windowing:
     """How much audio each detector holds at once. Silero's encoder runs on batches of `vad_frames` frames (500: 16 s);
-    segmentation on batches of `seg_chunks` 10 s chunks (4: 25 s of audio with the 5 s step). Neither changes a
+    segmentation on batches of `seg_chunks` 10 s chunks (4: 25 s of audio with the 5 s step); resemblyzer's
+    encoder waits for `embed_windows` mel windows (24 KB each) before it embeds them. None changes a
     result (onnxruntime gives the same figures for any batch split; tests make them small), but onnxruntime's arena
     keeps the largest batch's tensors: on a 4 h file, Silero at 10,000 frames (faster-whisper's own batch) held
     ~300 MiB and segmentation at 16 chunks ~500 MiB, against ~80 and ~230 MiB at these sizes, for the same CPU time
@@ -38,6 +40,7 @@ class Windowing:
 
     vad_frames: int = 500
     seg_chunks: int = 4
+    embed_windows: int = 1024
 
 
 def vad_regions(probs: np.ndarray, n_samples: int, cfg: DiarizeConfig) -> list[tuple[int, int]]:

@@ -24,12 +24,11 @@ a numpy version of the same network was 8x slower (2-D convolutions as im2col ma
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 
-from .onnx_graph import Graph, session
+from .onnx_graph import Graph, OnePerFile, session
 from .torch_checkpoint import load_state_dict
 
 EMBEDDING_DIM = 192
@@ -170,13 +169,4 @@ class CAMPPlus:
         return np.concatenate([self.pool(f, [(0, f.shape[1])]) for f in fr])
 
 
-_lock = threading.Lock()
-_models: dict[str, CAMPPlus] = {}
-
-
-def get_model(path: str | Path) -> CAMPPlus:
-    key = str(path)
-    with _lock:
-        if key not in _models:
-            _models[key] = CAMPPlus(path)
-        return _models[key]
+get_model = OnePerFile(CAMPPlus)

@@ -3,9 +3,14 @@ rebuilt from their PyTorch state dicts this way at load time and run by onnxrunt
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import numpy as np
+
+M = TypeVar("M")
 
 
 class Graph:
@@ -62,3 +67,20 @@ def session(model: bytes):  # type: ignore[no-untyped-def]
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+
+
+class OnePerFile(Generic[M]):
+    """`get_model(path)`: the model of a weights file, built on first use and shared after it (the models are
+    thread-safe after construction; building one reads its checkpoint and makes its graph)."""
+
+    def __init__(self, build: Callable[[Path], M]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._models: dict[str, M] = {}
+
+    def __call__(self, path: str | Path) -> M:
+        key = str(path)
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._build(Path(path))
+            return self._models[key]

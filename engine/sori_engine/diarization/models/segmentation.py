@@ -15,13 +15,12 @@ version with the LSTM as a Python loop took 4x the CPU time. `engine/tests/test_
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .onnx_graph import Graph, session
+from .onnx_graph import Graph, OnePerFile, session
 from .torch_checkpoint import load_state_dict
 
 SAMPLE_RATE = 16000
@@ -129,16 +128,7 @@ class Segmentation:
         return self._session.run(["logp"], {"waveform": np.ascontiguousarray(chunks, dtype=np.float32)})[0]
 
 
-_lock = threading.Lock()
-_models: dict[str, Segmentation] = {}
-
-
-def get_model(path: str | Path) -> Segmentation:
-    key = str(path)
-    with _lock:
-        if key not in _models:
-            _models[key] = Segmentation(path)
-        return _models[key]
+get_model = OnePerFile(Segmentation)
 
 
 # ---------------------------------------------------------------------------------------------------------------
