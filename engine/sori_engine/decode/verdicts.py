@@ -42,7 +42,7 @@ def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOp
 
 
 def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
-    """Whether `hallucination.LOOP_REPEATS` segments in a row say the same sentence (`replay_min_chars` or more,
+    """Whether `loop_repeats` segments in a row say the same sentence (`replay_min_chars` or more,
     normalized): the loop the file-level rules remove (`hallucination.clean`), here split into short segments at
     a speaking pace, so neither the compression nor the replay rule sees it ("It opens a menu." 13 times over 18 s
     of a meeting whose plain decode wrote five different sentences there). Judged here, the clip is decoded again;
@@ -52,7 +52,7 @@ def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
     for fw in segments:
         said = hallucination.normalize(fw.text)
         run = run + 1 if said == prev and len(said) >= o.replay_min_chars else 1
-        if run >= hallucination.LOOP_REPEATS:
+        if run >= o.loop_repeats:
             return True
         prev = said
     return False
