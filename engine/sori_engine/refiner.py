@@ -14,7 +14,7 @@ Request params (docs/engine.md, "refine"):
     decodes: [{"beam_size": int, "patience": float, "prompt_previous": bool, "num_hypotheses": int}] (default one
     beam-5 decode; [] for none: only the current text and the span's candidates, e.g. an LLM's proposals, are
     scored; num_hypotheses > 1 returns the N best texts of that beam search, each counted as one vote, for an
-    N-best rescorer such as the LLM of bench/refine-nbest.ts),
+    N-best rescorer such as the LLM of bench/refine-nbest.ts at e4b031a),
     hotwords: str|null, max_duration_s: float|null
 Result: {"spans": [{"current_score": float|null, "hypotheses": [{"text": str, "score": float|null, "votes": int}],
 "decoded": [[str]]}]} (a candidate that no decode produced has votes 0; `decoded` holds each decode's distinct texts,
