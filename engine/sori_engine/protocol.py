@@ -10,7 +10,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 from .decode.options import DEFAULT, PRESETS, DecodeOptions, with_overrides
 
@@ -109,8 +109,14 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> TypeGuard[float]:
+    """A finite JSON number (not a bool): every op's check of a number field."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def is_span(v: Any) -> bool:
+    """A `[start, end]` pair of seconds, 0 <= start <= end (the spans of diarize's voices and of redact_audio)."""
+    return isinstance(v, list) and len(v) == 2 and is_number(v[0]) and is_number(v[1]) and 0 <= v[0] <= v[1]
 
 
 def _is_list(v: Any) -> bool:
@@ -194,7 +200,7 @@ def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:
     if mode not in LANGUAGE_MODES:
         raise bad_request(f"field language_mode must be one of {', '.join(LANGUAGE_MODES)}")
     candidates = _get(params, "language_candidates", _is_str_list, "a list of language codes", None)
-    max_duration = _get(params, "max_duration_s", _is_number, "a number", None)
+    max_duration = _get(params, "max_duration_s", is_number, "a number", None)
     req = TranscribeParams(
         audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
         model=parse_model(params.get("model")),
@@ -227,7 +233,7 @@ class DiarizeParams:
 
 
 def parse_diarize(params: Mapping[str, Any]) -> DiarizeParams:
-    max_duration = _get(params, "max_duration_s", _is_number, "a number", None)
+    max_duration = _get(params, "max_duration_s", is_number, "a number", None)
     req = DiarizeParams(
         audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
         spk_count=_get(params, "spk_count", _is_int, "an integer", 0),

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import audio
-from .protocol import bad_request
+from .protocol import bad_request, is_number, is_span
 
 MODES = ("silence", "beep")
 MAX_TRACKS = 8  # the service's use_multi_channel limit
@@ -45,14 +45,6 @@ class RedactAudioParams:
     max_duration_s: float | None = None
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _span(s: Any) -> bool:
-    return isinstance(s, list) and len(s) == 2 and _finite(s[0]) and _finite(s[1]) and 0 <= s[0] <= s[1]
-
-
 def _track(obj: Any) -> Track:
     if not isinstance(obj, dict):
         raise bad_request("each track must be an object")
@@ -60,7 +52,7 @@ def _track(obj: Any) -> Track:
     if channel is not None and (not isinstance(channel, int) or isinstance(channel, bool) or channel < 0):
         raise bad_request("field channel must be an integer >= 0 or null")
     spans = obj.get("spans")
-    if not isinstance(spans, list) or len(spans) > MAX_SPANS or not all(_span(s) for s in spans):
+    if not isinstance(spans, list) or len(spans) > MAX_SPANS or not all(is_span(s) for s in spans):
         raise bad_request(f"field spans must be a list of at most {MAX_SPANS} [start, end] seconds")
     return Track(channel, tuple(sorted((float(a), float(b)) for a, b in spans)))
 
@@ -79,7 +71,7 @@ def parse_redact_audio(params: Mapping[str, Any]) -> RedactAudioParams:
     if not isinstance(tracks, list) or not 1 <= len(tracks) <= MAX_TRACKS:
         raise bad_request(f"field tracks must be a list of 1 to {MAX_TRACKS} tracks")
     max_duration = params.get("max_duration_s")
-    if max_duration is not None and (not _finite(max_duration) or max_duration <= 0):
+    if max_duration is not None and (not is_number(max_duration) or max_duration <= 0):
         raise bad_request("field max_duration_s must be a number > 0")
     return RedactAudioParams(
         audio_path=paths[0],

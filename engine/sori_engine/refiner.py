@@ -27,7 +27,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from . import audio as audio_io
 from . import models
 from .audio import SAMPLE_RATE
 from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, pad_or_trim
-from .protocol import ModelConfig, bad_request, parse_model
+from .protocol import ModelConfig, bad_request, is_number, parse_model
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +72,6 @@ class RefineParams:
     max_duration_s: float | None = None
 
 
-def _num(v: Any) -> TypeGuard[float]:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def parse_refine(params: Mapping[str, Any]) -> RefineParams:
     audio_path = params.get("audio_path")
     language = params.get("language")
@@ -90,8 +86,8 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
     for s in raw_spans:
         if (
             not isinstance(s, dict)
-            or not _num(s.get("start"))
-            or not _num(s.get("end"))
+            or not is_number(s.get("start"))
+            or not is_number(s.get("end"))
             or not isinstance(s.get("text"), str)
         ):
             raise bad_request("each span must be {start: number, end: number, text: string}")
@@ -117,7 +113,7 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
         beam = d.get("beam_size", 5)
         patience = d.get("patience", 1.0)
         n_best = d.get("num_hypotheses", 1)
-        if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not _num(patience) or patience <= 0:
+        if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not is_number(patience) or patience <= 0:
             raise bad_request("decode beam_size must be an integer >= 1 and patience a number > 0")
         if not isinstance(n_best, int) or isinstance(n_best, bool) or not 1 <= n_best <= MAX_HYPOTHESES:
             raise bad_request(f"decode num_hypotheses must be an integer from 1 to {MAX_HYPOTHESES}")
@@ -125,7 +121,7 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
     pad = params.get("pad_s", 0.3)
     hotwords = params.get("hotwords")
     max_duration = params.get("max_duration_s")
-    if not _num(pad) or pad < 0:
+    if not is_number(pad) or pad < 0:
         raise bad_request("field pad_s must be a number >= 0")
     return RefineParams(
         audio_path=audio_path,
@@ -135,7 +131,7 @@ def parse_refine(params: Mapping[str, Any]) -> RefineParams:
         decodes=tuple(decodes),
         pad_s=float(pad),
         hotwords=hotwords if isinstance(hotwords, str) and hotwords else None,
-        max_duration_s=float(max_duration) if _num(max_duration) else None,
+        max_duration_s=float(max_duration) if is_number(max_duration) else None,
     )
 
 

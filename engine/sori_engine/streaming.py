@@ -43,8 +43,8 @@ from .protocol import (
     _get,
     _is_bool,
     _is_nonempty_str,
-    _is_number,
     bad_request,
+    is_number,
     parse_transcribe,
 )
 from .vad import FRAME, FRAME_S
@@ -69,7 +69,7 @@ def parse_open(params: Mapping[str, Any]) -> OpenParams:
     rate = _get(params, "sample_rate", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
     if not 8000 <= rate <= 48000:
         raise bad_request("field sample_rate must be 8000..48000")
-    epd = float(_get(params, "epd_time", _is_number, "a number", 0.5))
+    epd = float(_get(params, "epd_time", is_number, "a number", 0.5))
     if not 0.05 <= epd <= 10.0:
         raise bad_request("field epd_time must be 0.05..10")
     decode = params.get("decode")

@@ -15,7 +15,6 @@ enrollment whose audio holds several voices is refused by the service.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from .diarization.models.weights import CAMPPLUS
 from .diarization.pipeline import SAMPLE_RATE
 from .diarization.regions import HOP, split_long
 from .diarization.turns import FRAME_S
-from .protocol import bad_request
+from .protocol import bad_request, is_number, is_span
 
 MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10"
 PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)
@@ -53,10 +52,6 @@ class VoiceprintParams:
     max_duration_s: float | None = None
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _part(obj: Any) -> Part:
     if not isinstance(obj, dict):
         raise bad_request("each part must be an object")
@@ -68,11 +63,7 @@ def _part(obj: Any) -> Part:
         raise bad_request("field channel must be an integer >= 0")
     spans = obj.get("spans")
     if spans is not None:
-        ok = isinstance(spans, list) and len(spans) <= MAX_SPANS
-        ok = ok and all(
-            isinstance(s, list) and len(s) == 2 and _finite(s[0]) and _finite(s[1]) and 0 <= s[0] <= s[1] for s in spans
-        )
-        if not ok:
+        if not isinstance(spans, list) or len(spans) > MAX_SPANS or not all(is_span(s) for s in spans):
             raise bad_request(f"field spans must be a list of at most {MAX_SPANS} [start, end] seconds")
         spans = tuple(sorted((float(a), float(b)) for a, b in spans))
     return Part(path, channel, spans)
@@ -92,7 +83,7 @@ def parse_voiceprint(params: Mapping[str, Any]) -> VoiceprintParams:
     if not isinstance(count, bool):
         raise bad_request("field count_voices must be a boolean")
     max_duration = params.get("max_duration_s")
-    if max_duration is not None and (not _finite(max_duration) or max_duration <= 0):
+    if max_duration is not None and (not is_number(max_duration) or max_duration <= 0):
         raise bad_request("field max_duration_s must be a number > 0")
     return VoiceprintParams(tuple(parsed), count, float(max_duration) if max_duration is not None else None)
 
