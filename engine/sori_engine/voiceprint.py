@@ -33,7 +33,7 @@ from .protocol import bad_request, is_number, is_span
 
 MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10"
 PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)
-MAX_VOICES = 64
+MAX_VOICES = 20_000  # a job's speakers and each of its utterances (docs/speakers.md): a 4-hour call has a few thousand
 MAX_PARTS = 16
 MAX_SPANS = 100_000
 

@@ -1,9 +1,9 @@
-// The pipeline stage of known speakers: each diarized speaker (or channel) of a job is embedded from its own speech
-// and matched against the client's enrolled voices (match.ts); the utterances of a matched speaker gain `spk_name`.
-// `spk` is left as it is.
+// The pipeline stage of known speakers: each diarized speaker (or channel) of a job, and each of its utterances, is
+// embedded from its own speech and matched against the client's enrolled voices (match.ts); a named utterance gains
+// `spk_name`. `spk` is left as it is.
 import type { Utterance } from "../domain/utterance.js";
 import type { Engine } from "../engine/client.js";
-import { type Enrolled, matchSpeakers } from "./match.js";
+import { type Enrolled, nameUtterances } from "./match.js";
 import type { SpeakerOptions } from "./options.js";
 
 export interface KnownVoice extends Enrolled {
@@ -79,8 +79,20 @@ export interface IdentifyInput {
   maxAudioS: number;
 }
 
-/** The utterances, those of matched speakers with `spk_name`. Voices of another model than the engine's are never
- * compared (the service refuses such a job at submit; this guards a model changed in between: they are skipped). */
+/** Each utterance's own speech (seconds): its span within its speaker's speech (`spans`, overlaps already removed). */
+export function utteranceSpans(utterances: readonly Utterance[], spans: Map<number, Span[]>): Span[][] {
+  return utterances.map((u) => {
+    const a = u.start_at / 1000;
+    const b = (u.start_at + u.duration) / 1000;
+    return (spans.get(u.spk) ?? [])
+      .map(([s, e]): Span => [Math.max(s, a), Math.min(e, b)])
+      .filter(([s, e]) => e > s);
+  });
+}
+
+/** The utterances, those named after an enrolled voice with `spk_name` (match.ts: each speaker matched, then each
+ * utterance checked against its own audio). Voices of another model than the engine's are never compared (the service
+ * refuses such a job at submit; this guards a model changed in between: they are skipped). */
 export async function identifySpeakers(
   utterances: Utterance[],
   input: IdentifyInput,
@@ -90,13 +102,17 @@ export async function identifySpeakers(
 ): Promise<Utterance[]> {
   const keys = [...input.spans.keys()].sort((a, b) => a - b);
   if (keys.length === 0 || input.known.length === 0) return utterances;
+  const own = utteranceSpans(utterances, input.spans);
+  const checked = own.map((sp, i) => (sp.length > 0 ? i : -1)).filter((i) => i >= 0);
+  const part = (spk: number, spans: Span[]) => ({
+    parts: [{ audio_path: input.audioPath, spans, ...(input.channels ? { channel: spk } : {}) }],
+  });
   const result = await engine.voiceprint(
     {
-      voices: keys.map((spk) => ({
-        parts: [
-          { audio_path: input.audioPath, spans: input.spans.get(spk)!, ...(input.channels ? { channel: spk } : {}) },
-        ],
-      })),
+      voices: [
+        ...keys.map((spk) => part(spk, input.spans.get(spk)!)),
+        ...checked.map((i) => part(utterances[i]!.spk, own[i]!)),
+      ],
       max_duration_s: input.maxAudioS,
     },
     { timeoutMs },
@@ -107,6 +123,11 @@ export async function identifySpeakers(
     embedding: result.voices[i]?.embedding ?? null,
     speechS: result.voices[i]?.speech_s ?? 0,
   }));
-  const names = new Map(matchSpeakers(clusters, comparable, opts).map((m) => [m.key, m.name]));
-  return utterances.map((u) => (names.has(u.spk) ? { ...u, spk_name: names.get(u.spk)! } : u));
+  const voices = utterances.map((u) => ({ cluster: u.spk, embedding: null as number[] | null, speechS: 0 }));
+  checked.forEach((i, j) => {
+    const v = result.voices[keys.length + j];
+    voices[i] = { cluster: utterances[i]!.spk, embedding: v?.embedding ?? null, speechS: v?.speech_s ?? 0 };
+  });
+  const names = nameUtterances(clusters, voices, comparable, opts);
+  return utterances.map((u, i) => (names[i] ? { ...u, spk_name: names[i]!.name } : u));
 }

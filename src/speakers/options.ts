@@ -7,6 +7,13 @@ export interface SpeakerOptions {
   margin: number;
   /** A diarized speaker (or channel) with less speech than this is never named: too little to tell. */
   minSpeechS: number;
+  /** An utterance with at least this much speech of its own is checked against its own audio (match.ts). */
+  utteranceMinS: number;
+  /** A checked utterance keeps its cluster's name when that voice is its best and scores at least this. */
+  keepThreshold: number;
+  /** Unchecked (short) utterances take their cluster's name only when this share of the cluster's checked speech kept
+   * it. */
+  clusterAgreement: number;
   /** Enrollment bounds: the speech found in all the files of one request, or a speaker's after added audio. */
   minEnrollS: number;
   maxEnrollS: number;
@@ -22,6 +29,9 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
   threshold: 0.55,
   margin: 0.05,
   minSpeechS: 3,
+  utteranceMinS: 1.5,
+  keepThreshold: 0.4,
+  clusterAgreement: 0.8,
   minEnrollS: 5,
   maxEnrollS: 300,
   maxFiles: 10,

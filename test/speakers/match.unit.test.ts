@@ -9,6 +9,7 @@ import {
   diarizedSpans,
   matchSpeakers,
   mergePrints,
+  nameUtterances,
   SPEAKER_OPTIONS,
   subtract,
 } from "../../src/speakers/index.js";
@@ -62,6 +63,49 @@ describe("matchSpeakers", () => {
     assert.ok(SPEAKER_OPTIONS.threshold > 0 && SPEAKER_OPTIONS.threshold < 1);
     assert.ok(SPEAKER_OPTIONS.minEnrollS === 5 && SPEAKER_OPTIONS.maxEnrollS === 300);
     assert.ok(SPEAKER_OPTIONS.threshold >= 0.5, "no false accept was measured at 0.5 and above (docs/speakers.md)");
+  });
+});
+
+describe("nameUtterances", () => {
+  const rule = { ...opts, utteranceMinS: 1.5, keepThreshold: 0.4, clusterAgreement: 0.8 };
+  const clusters = [
+    { key: 0, embedding: unit([0.9, 0.1, 0.1]), speechS: 20 }, // Kim's cluster
+    { key: 1, embedding: unit([0.1, 0.1, 0.9]), speechS: 10 }, // nobody enrolled
+  ];
+  const names = (us: { cluster: number; embedding: number[] | null; speechS: number }[]) =>
+    nameUtterances(clusters, us, [kim, lee], rule).map((e) => e?.name ?? null);
+
+  it("names an utterance after its cluster's voice when its own audio agrees", () => {
+    assert.deepEqual(
+      names([
+        { cluster: 0, embedding: unit([0.7, 0.3, 0.4]), speechS: 3 }, // 0.81 for Kim: kept
+        { cluster: 0, embedding: null, speechS: 0.8 }, // too short to check: the cluster agrees, so Kim
+        { cluster: 1, embedding: unit([0.1, 0.1, 0.9]), speechS: 5 },
+      ]),
+      ["Kim", "Kim", null],
+    );
+  });
+
+  it("never lends the cluster's name to a merged stranger, and takes another voice only by the full rule", () => {
+    assert.deepEqual(
+      names([
+        { cluster: 0, embedding: unit([0.95, 0.05, 0.1]), speechS: 4 }, // Kim
+        { cluster: 0, embedding: unit([0.2, 0.1, 0.95]), speechS: 4 }, // a stranger merged into Kim's cluster
+        { cluster: 0, embedding: unit([0.1, 0.95, 0.1]), speechS: 4 }, // Lee, merged too: her own voice passes
+      ]),
+      ["Kim", null, "Lee"],
+    );
+  });
+
+  it("short utterances of a cluster whose checked speech disagrees stay unnamed", () => {
+    assert.deepEqual(
+      names([
+        { cluster: 0, embedding: unit([0.95, 0.05, 0.1]), speechS: 3 },
+        { cluster: 0, embedding: unit([0.2, 0.1, 0.95]), speechS: 5 }, // most of the cluster is someone else
+        { cluster: 0, embedding: null, speechS: 1 },
+      ]),
+      ["Kim", null, null],
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 // The enrollment and identification stages against a stand-in engine (its answers as the `voiceprint` op gives
-// them): the refusals an enrollment maps the engine's findings to, and that a job never compares voiceprints of
-// another model than the engine's.
+// them): the refusals an enrollment maps the engine's findings to, that each utterance's own audio is asked for and
+// checked, and that a job never compares voiceprints of another model than the engine's.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidInput, UnsupportedAudio } from "../../src/domain/errors.js";
@@ -62,7 +62,9 @@ describe("identifySpeakers", () => {
     const { engine, seen } = standIn(() => ({
       model: "m",
       voices: [
-        { speech_s: 5, embedding: one(0.99) },
+        { speech_s: 5, embedding: one(0.99) }, // the two speakers
+        { speech_s: 5, embedding: one(0.0) },
+        { speech_s: 5, embedding: one(0.98) }, // then each utterance alone
         { speech_s: 5, embedding: one(0.0) },
       ],
     }));
@@ -74,15 +76,38 @@ describe("identifySpeakers", () => {
       ["Kim", undefined],
     );
     assert.deepEqual(
-      seen[0]!.voices.map((v) => v.parts[0]!.channel),
-      [0, 1],
+      seen[0]!.voices.map((v) => [v.parts[0]!.channel, v.parts[0]!.spans]),
+      [
+        [0, [[0, 5]]],
+        [1, [[6, 11]]],
+        [0, [[0, 5]]],
+        [1, [[6, 11]]],
+      ],
     );
+  });
+
+  it("leaves an utterance unnamed when its own audio is not the voice its speaker was matched to", async () => {
+    const { engine } = standIn(() => ({
+      model: "m",
+      voices: [
+        { speech_s: 5, embedding: one(0.99) },
+        { speech_s: 5, embedding: one(0.0) },
+        { speech_s: 5, embedding: one(0.1) }, // utterance 0: someone else, merged into Kim's cluster
+        { speech_s: 5, embedding: one(0.0) },
+      ],
+    }));
+    const known = [{ id: "k", name: "Kim", model: "m", embedding: one(1) }];
+    const input = { audioPath: "/a.wav", spans, channels: false, known, maxAudioS: 60 };
+    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, 1000);
+    assert.ok(out.every((u) => u.spk_name === undefined));
   });
 
   it("never compares a voiceprint of another model than the engine's", async () => {
     const { engine } = standIn(() => ({
       model: "new",
       voices: [
+        { speech_s: 5, embedding: one(1) },
+        { speech_s: 5, embedding: one(0) },
         { speech_s: 5, embedding: one(1) },
         { speech_s: 5, embedding: one(0) },
       ],
