@@ -27,7 +27,6 @@ import {
   openAiError,
 } from "./openaiBody.js";
 import { type Route, route, Text } from "./route.js";
-import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
 /** OpenAI model names and what sori runs for them. */
@@ -190,9 +189,8 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
 
   route(app, transcriptions, async (req, reply) => {
     const client = req.client!;
-    // An upload known to be too large is answered without reading it (see closeAfterAnswer).
+    // An upload known to be too large is answered without storing it (lingeringClose.ts reads and drops the rest).
     if (Number(req.headers["content-length"] ?? 0) > config.openaiMaxFileBytes + 1024 * 1024) {
-      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`);
     }
     await checkBeforeUpload(app, client);
@@ -201,9 +199,6 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       maxBytes: config.openaiMaxFileBytes,
       tooLarge: `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`,
       textParts: OPENAI_TEXT_PARTS,
-    }).catch((err) => {
-      if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
-      throw err;
     });
     const blob = upload.file;
     let blobKey: string | null = null;

@@ -4,7 +4,7 @@
 // answer. A speaker is its client's alone: to any other client it does not exist (404 H0004).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
@@ -30,7 +30,6 @@ import {
 import { requireClient } from "./auth.js";
 import { takeRead } from "./jobAccess.js";
 import { ErrorBody, type Route, route } from "./route.js";
-import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
 const OPTS = SPEAKER_OPTIONS;
@@ -139,14 +138,12 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
   /** The uploaded speech's voiceprint; the uploads are deleted whatever happens. */
   async function voiceOf<F>(
     req: FastifyRequest,
-    reply: FastifyReply,
     textParts: string[],
     fields: (upload: Upload) => F,
   ): Promise<{ voice: Voiceprint; fields: F }> {
     const declared = Number(req.headers["content-length"] ?? 0);
     const tooLarge = `the enrollment files exceed ${OPTS.maxUploadBytes} bytes together`;
     if (declared > OPTS.maxUploadBytes + 1024 * 1024) {
-      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", tooLarge);
     }
     if (enrolling >= MAX_ENROLLING) {
@@ -160,9 +157,6 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
         maxFiles: OPTS.maxFiles,
         tooLarge,
         textParts,
-      }).catch((err) => {
-        if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
-        throw err;
       });
       try {
         const checked = fields(upload);
@@ -190,24 +184,24 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
     }
   }
 
-  route(app, enroll, async (req, reply) => {
+  route(app, enroll, async (req) => {
     const client = req.client!;
     if ((await countSpeakers(app.sori.store, client.id)) >= OPTS.maxPerClient) {
       throw new ApiError("H0001", `a client may enroll at most ${OPTS.maxPerClient} speakers: delete some first`);
     }
-    const { voice, fields: name } = await voiceOf(req, reply, ["name"], (u) => checkName(singleField(u, "name")));
+    const { voice, fields: name } = await voiceOf(req, ["name"], (u) => checkName(singleField(u, "name")));
     const id = randomBytes(16).toString("base64url");
     await insertSpeaker(app.sori.store, client.id, { id, name, ...voice });
     req.log.info({ speaker_id: id, client_id: client.id, speech_s: voice.speechS }, "speaker enrolled");
     return { id, name, speech_s: voice.speechS };
   });
 
-  route(app, addAudio, async (req, reply) => {
+  route(app, addAudio, async (req) => {
     const client = req.client!;
     const speaker = await getSpeaker(app.sori.store, client.id, req.params.id);
     if (!speaker) throw new ApiError("H0004", "no speaker with this id");
     if (speaker.model !== VOICEPRINT_MODEL) throw new ApiError("H0001", staleVoiceprint(speaker));
-    const { voice } = await voiceOf(req, reply, [], () => null);
+    const { voice } = await voiceOf(req, [], () => null);
     // Added speech must be the speaker's own: by the rule a job names a speaker with.
     const score = cosine(speaker.embedding, voice.embedding);
     if (score < OPTS.threshold) {
