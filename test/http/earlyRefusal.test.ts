@@ -14,7 +14,11 @@ const CLIENT = path.join(ROOT, "test/http/clients/write_first.py");
 const MB = 1_000_000;
 
 /** What urllib read: the answer, or the transport error it got instead. */
-export function writeFirst(url: string, bytes: number, token?: string): { status?: number; body?: any; error?: string } {
+export function writeFirst(
+  url: string,
+  bytes: number,
+  token?: string,
+): { status?: number; body?: { code: string; msg: string }; error?: string } {
   const r = spawnSync("python3", [CLIENT, `${url}/v1/transcribe`, String(bytes), ...(token ? [token] : [])], {
     encoding: "utf8",
     timeout: 90_000,
@@ -54,12 +58,12 @@ describe("early refusals reach a client that writes its whole body first", () =>
   it("413 H0005 for a 20 MB upload over a 4 MiB limit", () => {
     const r = writeFirst(sori.url, 20 * MB, token);
     assert.equal(r.status, 413, JSON.stringify(r));
-    assert.equal(r.body.code, "H0005");
+    assert.equal(r.body?.code, "H0005");
   });
 
   it("429 A0002 for a 3 MB upload (under the size limit) by a client at its concurrency bound", () => {
     const r = writeFirst(sori.url, 3 * MB, token);
     assert.equal(r.status, 429, JSON.stringify(r));
-    assert.equal(r.body.code, "A0002");
+    assert.equal(r.body?.code, "A0002");
   });
 });
