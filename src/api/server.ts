@@ -17,6 +17,7 @@ import { toApiError } from "./errorMapping.js";
 import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
 import { lingeringClose } from "./lingeringClose.js";
+import { methodNotAllowed } from "./methodNotAllowed.js";
 import { openaiRoutes } from "./openaiCompat.js";
 import { openapiRoutes } from "./openapiDocument.js";
 import { redactedAudioRoutes } from "./redactedAudio.js";
@@ -59,6 +60,8 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
     if (!req.raw.complete) lingeringClose(req.raw, reply.raw);
     return payload;
   });
+  // 405 with Allow for a known path and a method it lacks; 404 for an unknown path (answered before any body parsing).
+  methodNotAllowed(app);
   app.setNotFoundHandler((_req, reply) => {
     recordApiError("H0004");
     reply.status(404).send(new ApiError("H0004", "no such endpoint").toBody());
