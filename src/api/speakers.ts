@@ -2,12 +2,12 @@
 // one voice from uploaded speech, GET lists the caller's speakers, DELETE removes one (its voiceprint with it), and
 // POST /v1/speakers/{id}/audio adds speech to one. Only voiceprints are stored; the uploads are deleted before the
 // answer. A speaker is its client's alone: to any other client it does not exist (404 H0004).
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
+import { newId } from "../domain/ids.js";
 import { Engine } from "../engine/client.js";
 import { ApiError } from "../errors.js";
 import {
@@ -190,7 +190,7 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
       throw new ApiError("H0001", `a client may enroll at most ${OPTS.maxPerClient} speakers: delete some first`);
     }
     const { voice, fields: name } = await voiceOf(req, ["name"], (u) => checkName(singleField(u, "name")));
-    const id = randomBytes(16).toString("base64url");
+    const id = newId(16);
     await insertSpeaker(app.sori.store, client.id, { id, name, ...voice });
     req.log.info({ speaker_id: id, client_id: client.id, speech_s: voice.speechS }, "speaker enrolled");
     return { id, name, speech_s: voice.speechS };
