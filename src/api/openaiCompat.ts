@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
-import { parseJobConfig } from "../domain/jobConfig.js";
+import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
 import { checkKnownSpeakers } from "../speakers/index.js";
@@ -67,12 +67,14 @@ const OpenAiForm = z.object({
   "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
   stream: z.boolean().optional(),
   use_pii_redaction: z.boolean().optional().meta({ description: "Extension (docs/pii.md): redact personal data" }),
-  pii_redaction: z.string().optional().meta({
-    description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
-  }),
-  speaker_identification: z.string().optional().meta({
+  // JSON parts (encoding below): the job config's objects, described by the same schemas.
+  pii_redaction: ConfigSchema.shape.pii_redaction.meta({
     description:
-      'Extension where the server enables it (docs/speakers.md): the job config\'s speaker_identification object as JSON text, e.g. {"speakers":[]}; the audio is diarized, and verbose_json segments carry spk and spk_name',
+      'Extension (docs/pii.md): the job config\'s pii_redaction object, as a JSON part, e.g. {"mode":"mask"}; needs use_pii_redaction',
+  }),
+  speaker_identification: ConfigSchema.shape.speaker_identification.meta({
+    description:
+      'Extension where the server enables it (docs/speakers.md): the job config\'s speaker_identification object, as a JSON part, e.g. {"speakers":[]}; the audio is diarized, and verbose_json segments carry spk and spk_name',
   }),
 });
 const transcriptions = {
@@ -80,7 +82,13 @@ const transcriptions = {
   path: "/v1/audio/transcriptions",
   summary: "OpenAI-compatible synchronous transcription (extra)",
   auth: true,
-  upload: { form: OpenAiForm },
+  upload: {
+    form: OpenAiForm,
+    encoding: {
+      pii_redaction: { contentType: "application/json" },
+      speaker_identification: { contentType: "application/json" },
+    },
+  },
   responses: {
     200: {
       description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",

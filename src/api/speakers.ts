@@ -38,8 +38,17 @@ const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const SpeakerIdParams = z.object({
   id: z.string().regex(ID_PATTERN, "invalid speaker id").meta({ description: "Speaker id returned by enroll" }),
 });
+// 1 to 100 characters, at least one not a space, no control characters; stored without surrounding spaces.
+const NAME_PATTERN = /^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$/;
+const NAME_REFUSAL = "name must be 1 to 100 characters, not all spaces, without control characters";
+const SpeakerName = z
+  .string({ error: NAME_REFUSAL })
+  .min(1, NAME_REFUSAL)
+  .max(100, NAME_REFUSAL)
+  .regex(NAME_PATTERN, NAME_REFUSAL)
+  .meta({ description: "What utterances of this voice carry as spk_name; surrounding spaces are dropped" });
 const EnrollForm = z.object({
-  name: z.string().meta({ description: "1 to 100 characters: what utterances of this voice carry as spk_name" }),
+  name: SpeakerName,
   file: z.string().meta({
     format: "binary",
     description: `One person's speech: 1 to ${OPTS.maxFiles} file parts (mp4, m4a, mp3, amr, flac or wav), ${OPTS.minEnrollS} s to ${OPTS.maxEnrollS / 60} min of speech in all`,
@@ -70,7 +79,16 @@ const enroll = {
   summary: "Enroll a known speaker from speech (extension, docs/speakers.md)",
   auth: true,
   upload: { form: EnrollForm, encoding: { file: { contentType: "application/octet-stream" } } },
-  responses: { 200: { description: "Enrolled", content: { "application/json": Enrolled } } },
+  responses: {
+    200: {
+      description: "Enrolled",
+      content: { "application/json": Enrolled },
+      links: {
+        add_audio: { operationId: "post_v1_speakers_id_audio", parameters: { id: "$response.body#/id" } },
+        delete: { operationId: "delete_v1_speakers_id", parameters: { id: "$response.body#/id" } },
+      },
+    },
+  },
   errors: UPLOAD_ERRORS.filter((c) => c !== "H0004"),
   errorBody: ErrorBody,
 } satisfies Route;
@@ -114,11 +132,11 @@ export const speakerDeclarations: Route[] = [enroll, addAudio, list, remove];
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The name part, checked by the schema the document shows. */
 function checkName(name: string | undefined): string {
-  const n = name?.trim() ?? "";
-  if (n.length < 1 || n.length > 100) throw new ApiError("H0001", "name must be 1 to 100 characters");
-  if (/\p{Cc}/u.test(n)) throw new ApiError("H0001", "name must not hold control characters");
-  return n;
+  const checked = SpeakerName.safeParse(name);
+  if (!checked.success) throw new ApiError("H0001", NAME_REFUSAL);
+  return checked.data.trim();
 }
 
 export async function speakerRoutes(app: FastifyInstance): Promise<void> {

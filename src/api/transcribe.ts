@@ -12,7 +12,7 @@ import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
 import { ReadBody, readResponse } from "./readResponse.js";
-import { ErrorBody, type Route, route } from "./route.js";
+import { ErrorBody, operationId, type Route, route } from "./route.js";
 import { readUpload, singleField } from "./upload.js";
 
 const ReadQuery = z.object({
@@ -33,7 +33,28 @@ const submit = {
     form: SubmitBody,
     encoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
   },
-  responses: { 200: { description: "Queued", content: { "application/json": Queued } } },
+  responses: {
+    200: {
+      description: "Queued",
+      content: { "application/json": Queued },
+      links: Object.fromEntries(
+        (
+          [
+            ["read", "get", ""],
+            ["export", "get", "/export"],
+            ["redacted_audio", "get", "/redacted-audio"],
+            ["delete", "delete", ""],
+          ] as const
+        ).map(([name, method, tail]) => [
+          name,
+          {
+            operationId: operationId({ method, path: `/v1/transcribe/:id${tail}` }),
+            parameters: { id: "$response.body#/id" },
+          },
+        ]),
+      ),
+    },
+  },
   errors: ["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"],
   errorBody: ErrorBody,
 } satisfies Route;
