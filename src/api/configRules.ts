@@ -2,6 +2,7 @@
 // each `if`/`then` below is one check of parseJobConfig, so that a request the document allows is one the server
 // accepts. test/security/configRules.test.ts holds the two together: every config it generates gets the same verdict
 // from this schema (ajv) and from parseJobConfig. What a schema cannot state is in the description.
+// biome-ignore-all lint/suspicious/noThenProperty: `then` here is JSON Schema's keyword, not a thenable
 type Schema = Record<string, unknown>;
 
 const is = (field: string, value: unknown): Schema => ({

@@ -39,6 +39,7 @@ const SpeakerIdParams = z.object({
   id: z.string().regex(ID_PATTERN, "invalid speaker id").meta({ description: "Speaker id returned by enroll" }),
 });
 // 1 to 100 characters, at least one not a space, no control characters; stored without surrounding spaces.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to refuse control characters
 const NAME_PATTERN = /^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$/;
 const NAME_REFUSAL = "name must be 1 to 100 characters, not all spaces, without control characters";
 const SpeakerName = z
