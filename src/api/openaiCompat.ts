@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
-import { parseJobConfig } from "../domain/jobConfig.js";
+import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
 import { checkKnownSpeakers } from "../speakers/index.js";
@@ -27,7 +27,6 @@ import {
   openAiError,
 } from "./openaiBody.js";
 import { type Route, route, Text } from "./route.js";
-import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
 /** OpenAI model names and what sori runs for them. */
@@ -68,12 +67,14 @@ const OpenAiForm = z.object({
   "timestamp_granularities[]": z.array(z.enum(["word", "segment"])).optional(),
   stream: z.boolean().optional(),
   use_pii_redaction: z.boolean().optional().meta({ description: "Extension (docs/pii.md): redact personal data" }),
-  pii_redaction: z.string().optional().meta({
-    description: 'Extension (docs/pii.md): the job config\'s pii_redaction object as JSON text, e.g. {"mode":"mask"}',
-  }),
-  speaker_identification: z.string().optional().meta({
+  // JSON parts (encoding below): the job config's objects, described by the same schemas.
+  pii_redaction: ConfigSchema.shape.pii_redaction.meta({
     description:
-      'Extension where the server enables it (docs/speakers.md): the job config\'s speaker_identification object as JSON text, e.g. {"speakers":[]}; the audio is diarized, and verbose_json segments carry spk and spk_name',
+      'Extension (docs/pii.md): the job config\'s pii_redaction object, as a JSON part, e.g. {"mode":"mask"}; needs use_pii_redaction',
+  }),
+  speaker_identification: ConfigSchema.shape.speaker_identification.meta({
+    description:
+      'Extension where the server enables it (docs/speakers.md): the job config\'s speaker_identification object, as a JSON part, e.g. {"speakers":[]}; the audio is diarized, and verbose_json segments carry spk and spk_name',
   }),
 });
 const transcriptions = {
@@ -81,7 +82,13 @@ const transcriptions = {
   path: "/v1/audio/transcriptions",
   summary: "OpenAI-compatible synchronous transcription (extra)",
   auth: true,
-  upload: { form: OpenAiForm },
+  upload: {
+    form: OpenAiForm,
+    encoding: {
+      pii_redaction: { contentType: "application/json" },
+      speaker_identification: { contentType: "application/json" },
+    },
+  },
   responses: {
     200: {
       description: "The transcript in the asked response_format (text, srt and vtt as text/plain)",
@@ -190,9 +197,8 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
 
   route(app, transcriptions, async (req, reply) => {
     const client = req.client!;
-    // An upload known to be too large is answered without reading it (see closeAfterAnswer).
+    // An upload known to be too large is answered without storing it (lingeringClose.ts reads and drops the rest).
     if (Number(req.headers["content-length"] ?? 0) > config.openaiMaxFileBytes + 1024 * 1024) {
-      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`);
     }
     await checkBeforeUpload(app, client);
@@ -201,9 +207,6 @@ export async function openaiRoutes(app: FastifyInstance): Promise<void> {
       maxBytes: config.openaiMaxFileBytes,
       tooLarge: `file exceeds this endpoint's size limit of ${config.openaiMaxFileBytes} bytes`,
       textParts: OPENAI_TEXT_PARTS,
-    }).catch((err) => {
-      if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
-      throw err;
     });
     const blob = upload.file;
     let blobKey: string | null = null;

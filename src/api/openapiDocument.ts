@@ -10,12 +10,13 @@ import { ERROR_CODES, type ErrorCode } from "../errors.js";
 import { Liveness, Readiness } from "../metrics/health.js";
 import { authDeclarations } from "./auth.js";
 import { callbackSecretDeclarations } from "./callbackSecret.js";
+import { CALLBACK_URL_PATTERN, CONFIG_RULES, CONFIG_RULES_TEXT } from "./configRules.js";
 import { consoleDeclarations } from "./console.js";
 import { exportDeclarations } from "./export.js";
 import { jobsListDeclarations } from "./jobsList.js";
 import { openaiDeclarations } from "./openaiCompat.js";
 import { redactedAudioDeclarations } from "./redactedAudio.js";
-import { type Route, route, Text } from "./route.js";
+import { operationId, type Route, route, Text } from "./route.js";
 import { speakerDeclarations } from "./speakers.js";
 import { streamingDeclarations } from "./streaming.js";
 import { transcribeDeclarations } from "./transcribe.js";
@@ -157,11 +158,16 @@ function operation(c: Converter, doc: Route): Schema {
     const content =
       res.content &&
       Object.fromEntries(Object.entries(res.content).map(([type, s]) => [type, { schema: c.convert(s, "output") }]));
-    responses[status] = { description: res.description, ...(content ? { content } : {}) };
+    responses[status] = {
+      description: res.description,
+      ...(content ? { content } : {}),
+      ...(res.links ? { links: res.links } : {}),
+    };
   }
   if (doc.errors && doc.errorBody) Object.assign(responses, errorResponses(c, doc.errors, doc.errorBody));
   const body = requestBody(c, doc);
   return {
+    operationId: operationId(doc),
     summary: doc.summary,
     ...(doc.auth ? { security: [{ bearerAuth: [] }] } : {}),
     ...(params.length ? { parameters: params } : {}),
@@ -170,12 +176,17 @@ function operation(c: Converter, doc: Route): Schema {
   };
 }
 
-/** The config part: the language codes are checked by a refinement, which JSON Schema cannot express by itself. */
-function withLanguageCodes(config: Schema | undefined): void {
+/** The config part: what zod checks by refinements and parseJobConfig by code, which zod's export cannot carry
+ * (configRules.ts). Without known speakers, speaker_identification is dropped unread, so it is not described. */
+function withConfigRules(config: Schema | undefined, speakers: boolean): void {
   const props = config?.properties as Record<string, Schema> | undefined;
-  if (!props) return;
+  if (!config || !props) return;
   props.language_candidates = { ...props.language_candidates, items: { type: "string", enum: [...WHISPER_LANGUAGES] } };
   props.language = { ...props.language, enum: ["detect", "multi", ...WHISPER_LANGUAGES] };
+  props.callback_url = { ...props.callback_url, pattern: CALLBACK_URL_PATTERN };
+  if (!speakers) delete props.speaker_identification;
+  config.allOf = CONFIG_RULES.filter((r) => speakers || !JSON.stringify(r).includes("speaker_identification"));
+  config.description = `${config.description ?? ""} ${CONFIG_RULES_TEXT}`.trim();
 }
 
 export function openApiDocument(opts: {
@@ -189,7 +200,7 @@ export function openApiDocument(opts: {
     const p = openApiPath(doc.path);
     paths[p] = { ...paths[p], [doc.method]: operation(c, doc) };
   }
-  withLanguageCodes(c.components.Config);
+  withConfigRules(c.components.Config, opts.speakers ?? false);
   return {
     openapi: "3.1.0" as const,
     info: {

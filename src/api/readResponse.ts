@@ -31,29 +31,42 @@ const InsightItem = z
   .object({ title: z.string(), summary: z.string(), category: z.enum(CATEGORIES) })
   .meta({ id: "InsightItem" });
 
-const Results = z.object({
-  utterances: z.array(UtteranceBody),
-  insight: z.array(InsightItem).optional().meta({ description: "With use_insight" }),
-});
+const Results = z
+  .object({
+    utterances: z.array(UtteranceBody),
+    insight: z.array(InsightItem).optional().meta({ description: "With use_insight" }),
+  })
+  .meta({ id: "Results" });
 
 const REFINE_STATES = ["queued", "processing", "completed", "failed"] as const;
 
 export const ReadBody = z
   .union([
-    z.object({ id: z.string(), status: z.literal("transcribing") }),
-    z.object({ id: z.string(), status: z.literal("completed"), results: Results }),
-    z.object({
-      id: z.string(),
-      status: z.literal("failed"),
-      error: z.object({ code: z.string(), message: z.string() }),
-    }),
-    z.object({
-      id: z.string(),
-      status: z.literal("completed"),
-      refine_status: z.enum(REFINE_STATES),
-      refine_error: z.object({ code: z.enum(REFINE_ERROR_CODES) }).optional(),
-      results: Results.optional(),
-    }),
+    // Each form and part named, so that generated clients get one model each (openapi-python-client made
+    // duplicate names of the anonymous ones).
+    z
+      .object({ id: z.string(), status: z.literal("transcribing") })
+      .meta({ id: "JobTranscribing" }),
+    z.object({ id: z.string(), status: z.literal("completed"), results: Results }).meta({ id: "JobCompleted" }),
+    z
+      .object({
+        id: z.string(),
+        status: z.literal("failed"),
+        error: z.object({ code: z.string(), message: z.string() }).meta({ id: "JobError" }),
+      })
+      .meta({ id: "JobFailed" }),
+    z
+      .object({
+        id: z.string(),
+        status: z.literal("completed"),
+        refine_status: z.enum(REFINE_STATES),
+        refine_error: z
+          .object({ code: z.enum(REFINE_ERROR_CODES) })
+          .meta({ id: "RefineError" })
+          .optional(),
+        results: Results.optional(),
+      })
+      .meta({ id: "JobRefined" }),
   ])
   .meta({ id: "ReadBody", description: "The last form answers result=refined (docs/enterprise.md)" });
 export type ReadBody = z.infer<typeof ReadBody>;

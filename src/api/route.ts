@@ -35,8 +35,17 @@ export interface Route {
   /** A multipart upload that the handler reads as a stream (it refuses before storing what it can): documented
    * only, its parts checked by the handler. */
   upload?: { form: z.ZodType; encoding?: Record<string, { contentType: string }> };
-  /** Answers that are not refusals, by status: a description and the body by media type. */
-  responses: Record<number, { description: string; content?: Record<string, z.ZodType> }>;
+  /** Answers that are not refusals, by status: a description, the body by media type, and the operations that can
+   * follow it with a value of the body (OpenAPI links, which schemathesis's stateful phase follows): by name, the
+   * other operation's id (operationId) and its parameters as runtime expressions (`$response.body#/id`). */
+  responses: Record<
+    number,
+    {
+      description: string;
+      content?: Record<string, z.ZodType>;
+      links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
+    }
+  >;
   /** The refusals it can answer (E500 is added to every route), in the body `errorBody` names. */
   errors?: readonly ErrorCode[];
   errorBody?: z.ZodType;
@@ -76,6 +85,14 @@ export function requestSchema<R extends Route>(route: R): RequestSchema<R> {
   const parts = { params: route.params, querystring: route.query, body: route.body };
   return Object.fromEntries(Object.entries(parts).filter(([, s]) => s !== undefined)) as RequestSchema<R>;
 }
+
+/** The route's operationId in the document: its method and path in snake case (`get_v1_transcribe_id_export`). */
+export const operationId = (r: Pick<Route, "method" | "path">): string =>
+  `${r.method}${r.path}`
+    .replace(/::/g, "_")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/_+$/, "")
+    .toLowerCase();
 
 /** Registers a declared route; `options` are Fastify's (hooks that run before the checks, for instance). */
 export function route<R extends Route>(

@@ -16,12 +16,14 @@ import type { AppContext } from "./context.js";
 import { toApiError } from "./errorMapping.js";
 import { exportRoutes } from "./export.js";
 import { jobsListRoutes } from "./jobsList.js";
+import { lingeringClose } from "./lingeringClose.js";
+import { methodNotAllowed } from "./methodNotAllowed.js";
 import { openaiRoutes } from "./openaiCompat.js";
 import { openapiRoutes } from "./openapiDocument.js";
 import { redactedAudioRoutes } from "./redactedAudio.js";
 import { speakerRoutes } from "./speakers.js";
 import { streamingRoutes } from "./streaming.js";
-import { closeAfterAnswer, transcribeRoutes } from "./transcribe.js";
+import { transcribeRoutes } from "./transcribe.js";
 
 export async function buildServer(ctx: AppContext, log: Logger): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -50,13 +52,16 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
     recordApiError(apiErr.code);
     reply.status(apiErr.status).send(apiErr.toBody());
   });
-  // A refusal sent before the body was read (a multipart limit hit, a bad part) leaves the rest of the body unread:
-  // on a keep-alive connection the client's next request would then never be parsed, a hang found by
-  // test/security/abuse.test.ts. The rest is read and dropped (bounded; then the connection is cut).
+  // An answer sent before the body was read (a bad token, a limit hit, a bad part) leaves the rest of the body unread:
+  // a client that writes its whole body before it reads would get a reset instead of the answer, and on a keep-alive
+  // connection its next request would never be parsed (a hang found by test/security/abuse.test.ts). The rest is
+  // read and dropped, within bounds, then the connection is cut (lingeringClose.ts).
   app.addHook("onSend", async (req, reply, payload) => {
-    if (!req.raw.complete) closeAfterAnswer(req.raw, reply.raw);
+    if (!req.raw.complete) lingeringClose(req.raw, reply.raw);
     return payload;
   });
+  // 405 with Allow for a known path and a method it lacks; 404 for an unknown path (answered before any body parsing).
+  methodNotAllowed(app);
   app.setNotFoundHandler((_req, reply) => {
     recordApiError("H0004");
     reply.status(404).send(new ApiError("H0004", "no such endpoint").toBody());

@@ -2,12 +2,12 @@
 // one voice from uploaded speech, GET lists the caller's speakers, DELETE removes one (its voiceprint with it), and
 // POST /v1/speakers/{id}/audio adds speech to one. Only voiceprints are stored; the uploads are deleted before the
 // answer. A speaker is its client's alone: to any other client it does not exist (404 H0004).
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
 import { detectFormat } from "../audio/format.js";
+import { newId } from "../domain/ids.js";
 import { Engine } from "../engine/client.js";
 import { ApiError } from "../errors.js";
 import {
@@ -30,7 +30,6 @@ import {
 import { requireClient } from "./auth.js";
 import { takeRead } from "./jobAccess.js";
 import { ErrorBody, type Route, route } from "./route.js";
-import { closeAfterAnswer } from "./transcribe.js";
 import { readUpload, singleField, type Upload } from "./upload.js";
 
 const OPTS = SPEAKER_OPTIONS;
@@ -39,8 +38,18 @@ const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const SpeakerIdParams = z.object({
   id: z.string().regex(ID_PATTERN, "invalid speaker id").meta({ description: "Speaker id returned by enroll" }),
 });
+// 1 to 100 characters, at least one not a space, no control characters; stored without surrounding spaces.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to refuse control characters
+const NAME_PATTERN = /^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$/;
+const NAME_REFUSAL = "name must be 1 to 100 characters, not all spaces, without control characters";
+const SpeakerName = z
+  .string({ error: NAME_REFUSAL })
+  .min(1, NAME_REFUSAL)
+  .max(100, NAME_REFUSAL)
+  .regex(NAME_PATTERN, NAME_REFUSAL)
+  .meta({ description: "What utterances of this voice carry as spk_name; surrounding spaces are dropped" });
 const EnrollForm = z.object({
-  name: z.string().meta({ description: "1 to 100 characters: what utterances of this voice carry as spk_name" }),
+  name: SpeakerName,
   file: z.string().meta({
     format: "binary",
     description: `One person's speech: 1 to ${OPTS.maxFiles} file parts (mp4, m4a, mp3, amr, flac or wav), ${OPTS.minEnrollS} s to ${OPTS.maxEnrollS / 60} min of speech in all`,
@@ -71,7 +80,16 @@ const enroll = {
   summary: "Enroll a known speaker from speech (extension, docs/speakers.md)",
   auth: true,
   upload: { form: EnrollForm, encoding: { file: { contentType: "application/octet-stream" } } },
-  responses: { 200: { description: "Enrolled", content: { "application/json": Enrolled } } },
+  responses: {
+    200: {
+      description: "Enrolled",
+      content: { "application/json": Enrolled },
+      links: {
+        add_audio: { operationId: "post_v1_speakers_id_audio", parameters: { id: "$response.body#/id" } },
+        delete: { operationId: "delete_v1_speakers_id", parameters: { id: "$response.body#/id" } },
+      },
+    },
+  },
   errors: UPLOAD_ERRORS.filter((c) => c !== "H0004"),
   errorBody: ErrorBody,
 } satisfies Route;
@@ -115,11 +133,11 @@ export const speakerDeclarations: Route[] = [enroll, addAudio, list, remove];
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The name part, checked by the schema the document shows. */
 function checkName(name: string | undefined): string {
-  const n = name?.trim() ?? "";
-  if (n.length < 1 || n.length > 100) throw new ApiError("H0001", "name must be 1 to 100 characters");
-  if (/\p{Cc}/u.test(n)) throw new ApiError("H0001", "name must not hold control characters");
-  return n;
+  const checked = SpeakerName.safeParse(name);
+  if (!checked.success) throw new ApiError("H0001", NAME_REFUSAL);
+  return checked.data.trim();
 }
 
 export async function speakerRoutes(app: FastifyInstance): Promise<void> {
@@ -139,14 +157,12 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
   /** The uploaded speech's voiceprint; the uploads are deleted whatever happens. */
   async function voiceOf<F>(
     req: FastifyRequest,
-    reply: FastifyReply,
     textParts: string[],
     fields: (upload: Upload) => F,
   ): Promise<{ voice: Voiceprint; fields: F }> {
     const declared = Number(req.headers["content-length"] ?? 0);
     const tooLarge = `the enrollment files exceed ${OPTS.maxUploadBytes} bytes together`;
     if (declared > OPTS.maxUploadBytes + 1024 * 1024) {
-      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", tooLarge);
     }
     if (enrolling >= MAX_ENROLLING) {
@@ -160,9 +176,6 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
         maxFiles: OPTS.maxFiles,
         tooLarge,
         textParts,
-      }).catch((err) => {
-        if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
-        throw err;
       });
       try {
         const checked = fields(upload);
@@ -190,24 +203,24 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
     }
   }
 
-  route(app, enroll, async (req, reply) => {
+  route(app, enroll, async (req) => {
     const client = req.client!;
     if ((await countSpeakers(app.sori.store, client.id)) >= OPTS.maxPerClient) {
       throw new ApiError("H0001", `a client may enroll at most ${OPTS.maxPerClient} speakers: delete some first`);
     }
-    const { voice, fields: name } = await voiceOf(req, reply, ["name"], (u) => checkName(singleField(u, "name")));
-    const id = randomBytes(16).toString("base64url");
+    const { voice, fields: name } = await voiceOf(req, ["name"], (u) => checkName(singleField(u, "name")));
+    const id = newId(16);
     await insertSpeaker(app.sori.store, client.id, { id, name, ...voice });
     req.log.info({ speaker_id: id, client_id: client.id, speech_s: voice.speechS }, "speaker enrolled");
     return { id, name, speech_s: voice.speechS };
   });
 
-  route(app, addAudio, async (req, reply) => {
+  route(app, addAudio, async (req) => {
     const client = req.client!;
     const speaker = await getSpeaker(app.sori.store, client.id, req.params.id);
     if (!speaker) throw new ApiError("H0004", "no speaker with this id");
     if (speaker.model !== VOICEPRINT_MODEL) throw new ApiError("H0001", staleVoiceprint(speaker));
-    const { voice } = await voiceOf(req, reply, [], () => null);
+    const { voice } = await voiceOf(req, [], () => null);
     // Added speech must be the speaker's own: by the rule a job names a speaker with.
     const score = cosine(speaker.embedding, voice.embedding);
     if (score < OPTS.threshold) {

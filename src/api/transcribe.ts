@@ -1,6 +1,5 @@
 // POST /v1/transcribe (submit) and GET /v1/transcribe/{id} (read), exactly as the spec's tables say.
 import fs from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
@@ -13,36 +12,8 @@ import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
 import { findOwnJob, JobIdParams, READ_ERRORS, takeRead } from "./jobAccess.js";
 import { ReadBody, readResponse } from "./readResponse.js";
-import { ErrorBody, type Route, route } from "./route.js";
+import { ErrorBody, operationId, type Route, route } from "./route.js";
 import { readUpload, singleField } from "./upload.js";
-
-const LINGER_BYTES = 8 * 1024 * 1024;
-const LINGER_MIN_MS = 250;
-const LINGER_MS = 2000;
-
-/** Stops reading an oversized upload without losing the answer. Closing the socket at once would make the kernel
- * reset the connection while the client is still sending, and most clients then report a broken pipe instead of
- * the 413; so, as nginx's lingering close does, more of the body is read and dropped to give the client time to
- * read the answer, and then the connection is cut: after LINGER_MS, or once LINGER_BYTES are dropped but not before
- * LINGER_MIN_MS (on a fast link 8 MB go by in milliseconds, before a busy client has read the answer: the test
- * client once got a reset instead of its 413). */
-export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  res.once("finish", () => {
-    const answered = Date.now();
-    let discarded = 0;
-    const cut = (): void => void req.socket.destroy();
-    const timer = setTimeout(cut, LINGER_MS).unref();
-    req.on("data", (chunk: Buffer) => {
-      discarded += chunk.length;
-      if (discarded > LINGER_BYTES && Date.now() - answered >= LINGER_MIN_MS) {
-        clearTimeout(timer);
-        cut();
-      }
-    });
-    req.on("end", () => clearTimeout(timer));
-    req.resume();
-  });
-}
 
 const ReadQuery = z.object({
   result: z.literal("refined", { error: "result must be 'refined' when given" }).optional(),
@@ -62,7 +33,28 @@ const submit = {
     form: SubmitBody,
     encoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
   },
-  responses: { 200: { description: "Queued", content: { "application/json": Queued } } },
+  responses: {
+    200: {
+      description: "Queued",
+      content: { "application/json": Queued },
+      links: Object.fromEntries(
+        (
+          [
+            ["read", "get", ""],
+            ["export", "get", "/export"],
+            ["redacted_audio", "get", "/redacted-audio"],
+            ["delete", "delete", ""],
+          ] as const
+        ).map(([name, method, tail]) => [
+          name,
+          {
+            operationId: operationId({ method, path: `/v1/transcribe/:id${tail}` }),
+            parameters: { id: "$response.body#/id" },
+          },
+        ]),
+      ),
+    },
+  },
   errors: ["H0001", "H0010", "H0002", "H0003", "H0005", "H0006", "A0001", "A0002"],
   errorBody: ErrorBody,
 } satisfies Route;
@@ -85,15 +77,14 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
   const { config, blobs } = app.sori;
   app.addHook("onRequest", requireClient);
 
-  route(app, submit, async (req, reply) => {
+  route(app, submit, async (req) => {
     const client = req.client!;
 
-    // Refuse before storing the body when the answer is already known. For an oversized upload the rest of the
-    // body is not read (see closeAfterAnswer); for quota and concurrency refusals Node discards the body as it
-    // arrives, so that a client that sends its whole body before reading the answer still gets the 429.
+    // Refuse before storing the body when the answer is already known; the rest of the body is then read and dropped,
+    // within bounds, so that a client that sends its whole body before reading still gets the answer (server.ts,
+    // lingeringClose.ts).
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > config.maxFileBytes + 1024 * 1024) {
-      closeAfterAnswer(req.raw, reply.raw);
       throw new ApiError("H0005", `file exceeds the size limit of ${config.maxFileBytes} bytes`);
     }
     await checkBeforeUpload(app, client);
@@ -103,9 +94,6 @@ export async function transcribeRoutes(app: FastifyInstance): Promise<void> {
       maxBytes: config.maxFileBytes,
       tooLarge: `file exceeds the size limit of ${config.maxFileBytes} bytes`,
       textParts: ["config"],
-    }).catch((err) => {
-      if (err instanceof ApiError && err.code === "H0005") closeAfterAnswer(req.raw, reply.raw);
-      throw err;
     });
     const blob = upload.file; // in the spool until it is adopted into the blob store
     let blobKey: string | null = null;

@@ -1,6 +1,7 @@
 // Client secrets: generated with a CSPRNG, stored only as a scrypt hash (a memory-hard KDF from Node's crypto),
 // compared in constant time.
 import { randomBytes, type ScryptOptions, scrypt as scryptCb, timingSafeEqual } from "node:crypto";
+import { newId } from "../domain/ids.js";
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions): Promise<Buffer> =>
   new Promise((resolve, reject) => scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))));
@@ -9,8 +10,9 @@ const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions): Pro
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEYLEN = 32;
 
-export const newClientId = (): string => randomBytes(12).toString("base64url");
-export const newClientSecret = (): string => randomBytes(32).toString("base64url");
+// Both are typed on command lines (`sori submit --client-id …`): neither begins with `-` (src/domain/ids.ts).
+export const newClientId = (): string => newId(12);
+export const newClientSecret = (): string => newId(32);
 
 /** `scrypt$N$r$p$salt$hash`, all base64url: self-describing so parameters can be raised later. */
 export async function hashSecret(secret: string): Promise<string> {

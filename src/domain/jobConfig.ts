@@ -71,11 +71,10 @@ export const ConfigSchema = z.object({
         .min(1)
         .optional(),
       mode: z.enum(PII_MODES, { message: `must be one of ${PII_MODES.join(", ")}` }).optional(),
+      // A union, not a refinement, so that /openapi.json states the rule (anyOf).
       min_digits: z
-        .number()
-        .int()
-        .refine((n) => n === 0 || (n >= MIN_DIGITS_RANGE.min && n <= MIN_DIGITS_RANGE.max), {
-          message: `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`,
+        .union([z.literal(0), z.number().int().min(MIN_DIGITS_RANGE.min).max(MIN_DIGITS_RANGE.max)], {
+          error: `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`,
         })
         .optional(),
       audio: z.boolean().optional(),

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { dummySecretHash, hashSecret, newClientId, newClientSecret, verifySecret } from "../../src/auth/secrets.js";
+import { newId } from "../../src/domain/ids.js";
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -14,6 +15,14 @@ describe("client secrets", () => {
     for (const s of [...ids, ...secrets]) assert.match(s, B64URL);
     assert.equal(newClientId().length, 16); // 12 bytes
     assert.equal(newClientSecret().length, 43); // 32 bytes
+  });
+
+  it("never begins an id or secret with '-', which a command line reads as an option (1 in 64 draws did)", () => {
+    for (let i = 0; i < 3000; i++) {
+      assert.doesNotMatch(newClientId(), /^-/);
+      assert.doesNotMatch(newClientSecret(), /^-/);
+      assert.doesNotMatch(newId(16), /^-/);
+    }
   });
 
   it("hashes as scrypt$N$r$p$salt$hash with a fresh salt", async () => {
