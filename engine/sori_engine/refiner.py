@@ -34,7 +34,7 @@ import numpy as np
 from . import audio as audio_io
 from . import models
 from .audio import SAMPLE_RATE
-from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, pad_or_trim
+from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, languages, pad_or_trim
 from .protocol import ModelConfig, bad_request, is_number, parse_model
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
     (at most MAX_SPAN_S and one sample of it is read, which is enough to know it is too long)."""
     model = models.get_model(req.model)
     for span in req.spans:
-        if (span.language or req.language) not in model.supported_languages:
+        if (span.language or req.language) not in languages(model):
             raise bad_request(f"unsupported language code for this model: {span.language or req.language}")
     bounds = []
     for i, span in enumerate(req.spans):

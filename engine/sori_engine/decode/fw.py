@@ -358,6 +358,13 @@ def transcribe_sequential(
     return list(segments)
 
 
+def languages(model: WhisperModel) -> list[str]:
+    """The language codes this model has a token for. faster-whisper's `supported_languages` is its fixed list of
+    100 (large-v3's, with "yue") for any multilingual model, so base was asked for "yue" and decoded with no
+    language token at all."""
+    return [c for c in model.supported_languages if model.hf_tokenizer.token_to_id(f"<|{c}|>") is not None]
+
+
 def language_scores(model: WhisperModel, audio: np.ndarray) -> list[tuple[str, float]]:
     """Whisper's language probabilities ([(code, p)], highest first) from the first 30 s window of `audio`.
 
