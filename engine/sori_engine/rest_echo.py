@@ -18,7 +18,7 @@ import re
 import unicodedata
 
 from .decode.fw import FwSegment
-from .hallucination import normalize
+from .verdicts.per_file import normalize
 
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
 

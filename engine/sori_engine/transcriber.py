@@ -4,9 +4,9 @@
 2. chunks: each window's speech regions merged into chunks of at most one Whisper window of speech;
 3. language: each chunk's language (decode/language.py);
 4. rounds: the chunks of one language decoded in batches, in rounds, checked by the verdicts (decode/rounds.py,
-   decode/verdicts.py);
+   verdicts/per_window.py);
 5. placement: segments moved to file time and kept inside the file (decode/placement.py);
-6. clean: the file-level hallucination rules over the whole transcript (hallucination.py).
+6. clean: the file-level hallucination rules over the whole transcript (verdicts/per_file.py).
 
 After each window a checkpoint is emitted (checkpoint.py). `hook(stage, artefact)`, when given, is called after each
 stage with what it made, for benchmarks and profiles. Every tunable is a field of the request's DecodeOptions.
@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from . import audio as audio_io
-from . import checkpoint, hallucination, models, phone
+from . import checkpoint, models, phone
 from .audio import SAMPLE_RATE
 from .decode import placement, rounds
 from .decode.fw import Prompting, WhisperModel, languages
 from .decode.language import Languages, check_languages
 from .decode.windows import Window, group, skip_to, windows
 from .protocol import Segment, TranscribeParams, TranscribeResult
+from .verdicts import per_file
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def _run(
     o = req.model.decode
     languages = Languages(model, req, o)
     segments: list[Segment] = []
-    speech = hallucination.SpeechMapBuilder()  # the file's speech map, for the last stage
+    speech = per_file.SpeechMapBuilder()  # the file's speech map, for the last stage
     window_s = checkpoint.window_s()
     ckey = checkpoint.key(req, window_s)
     index, start, total = 0, 0, 0  # windows done (here or before a resume), where to start, samples seen
@@ -148,7 +149,7 @@ def _run(
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
     hook("placement", placed)
-    cleaned = hallucination.clean(placed, speech.build(), o)
+    cleaned = per_file.clean(placed, speech.build(), o)
     hook("clean", cleaned)
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
 
@@ -171,7 +172,7 @@ def _decode_window(
     for chunk in chunks:
         by_language.setdefault(languages.of(window.audio, chunk), []).append(chunk)
     hook("language", by_language)
-    speech_map = hallucination.SpeechMap(window.probs)  # window time, as the decoded segments
+    speech_map = per_file.SpeechMap(window.probs)  # window time, as the decoded segments
     job = rounds.Job(
         window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SAMPLE_RATE)
     )

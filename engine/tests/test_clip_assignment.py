@@ -4,7 +4,7 @@ The pipeline yields the segments of all clips of a pass in one stream; each carr
 feature frames. Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
 model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
 regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
-dropped when less than a word's worth of speech follows the segment before it (decode.verdicts.said_past_end). The tests with `fake`
+dropped when less than a word's worth of speech follows the segment before it (verdicts.per_window.said_past_end). The tests with `fake`
 stand in for faster-whisper's output (a last timestamp in the padding cannot be had from the model on demand): what
 they test is sori's mapping of it. The other runs the real model.
 """
@@ -20,11 +20,11 @@ import pytest
 from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination
 from sori_engine.decode import rounds
 from sori_engine.decode.fw import FwSegment, Prompting
 from sori_engine.decode.options import DEFAULT
 from sori_engine.vad import FRAME_S
+from sori_engine.verdicts import per_file
 
 SR = audio_io.SAMPLE_RATE
 LIBRI = "en/picovoice_leopard_test_en_librispeech.wav"
@@ -65,7 +65,7 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
     probs = np.zeros(round(40 / FRAME_S), dtype=np.float32)
     probs[: round(6 / FRAME_S)] = 0.9
     probs[round(20 / FRAME_S) : round(23.5 / FRAME_S)] = 0.9
-    speech = hallucination.SpeechMap(probs)
+    speech = per_file.SpeechMap(probs)
     sentence = [segment(0, 0.0, 6.0, "앞 문장입니다."), segment(0, 6.0, 10.8, "마지막 문장은 끝까지 말했어요.")]
     invented = [segment(0, 0.0, 9.4, "앞 문장입니다. 마지막 문장"), segment(0, 9.6, 11.2, "엉무화의료")]
 
@@ -94,7 +94,7 @@ def _decode_once_on(
     fake: list[FwSegment],
     chunks: list[list[dict]],
     samples: int,
-    speech: hallucination.SpeechMap | None = None,
+    speech: per_file.SpeechMap | None = None,
 ) -> list[list[FwSegment]]:
     """decode.rounds.decode_once with the batched pass's output stood in for by (fresh copies of) `fake`."""
     fake = [replace(fw) for fw in fake]  # decode_once moves and clips the segments it is given

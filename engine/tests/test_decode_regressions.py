@@ -26,12 +26,13 @@ from conftest import Engine
 from transcripts import missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination, models, transcriber, vad
-from sori_engine.decode import fw, rounds, verdicts
+from sori_engine import models, transcriber, vad
+from sori_engine.decode import fw, rounds
 from sori_engine.decode.fw import FwSegment, Prompting, WhisperModel
 from sori_engine.decode.options import DEFAULT, DecodeOptions
-from sori_engine.hallucination import normalize
 from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_engine.verdicts import per_file, per_window
+from sori_engine.verdicts.per_file import normalize
 from sori_eval.wav import write_wav
 
 SR = audio_io.SAMPLE_RATE
@@ -103,7 +104,7 @@ def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[
         return " ".join(fw.text for fw in out[0])
 
     nine = replace(DEFAULT, rest_tokens_per_s=9)
-    assert verdicts.rest_tokens(11.0, wm.max_length, nine) == 109
+    assert per_window.rest_tokens(11.0, wm.max_length, nine) == 109
     assert transcripts.cer(rest_text(nine), transcripts.reference(testdata, JFK)) <= 0.3
     capped = replace(DEFAULT, rest_tokens_per_s=0, rest_tokens_min=5)
     assert rest_text(replace(capped, missing_s=60.0)) == ""
@@ -272,7 +273,7 @@ def _job(testdata: Path, clips: tuple[str, ...]) -> rounds.Job:
         chunks.append([{"start": pos, "end": pos + x.shape[0]}])
         pos += x.shape[0] + SR
     audio = np.concatenate(parts)
-    return rounds.Job(audio, chunks, hallucination.SpeechMap(vad.probabilities(audio)))
+    return rounds.Job(audio, chunks, per_file.SpeechMap(vad.probabilities(audio)))
 
 
 def _plain(segments: list[FwSegment]) -> list[tuple]:

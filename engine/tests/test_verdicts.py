@@ -1,4 +1,4 @@
-"""The verdicts on plain data (decode.verdicts): which batched results are suspect (a loop, a replay, nothing from
+"""The verdicts on plain data (verdicts.per_window): which batched results are suspect (a loop, a replay, nothing from
 speech, a low-confidence pass), and how much of a confident pass that ends in a loop is kept (before_loop). What is
 done with a suspect chunk, on the real model: test_decode_regressions.py."""
 
@@ -8,7 +8,7 @@ from fw_segments import fw_segment
 
 from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
-from sori_engine.decode.verdicts import before_loop, replay_start, stretched_tail, suspect
+from sori_engine.verdicts.per_window import before_loop, replay_start, stretched_tail, suspect
 
 
 def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:

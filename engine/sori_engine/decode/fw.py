@@ -339,6 +339,7 @@ def transcribe_sequential(
     temperatures: list[float],
     log_prob_threshold: float,
     no_speech_threshold: float,
+    compression_ratio_threshold: float,
     seed: int,
 ) -> list[FwSegment]:
     """WhisperModel.transcribe's seek loop over speech-only `audio`, with its temperature fallback; the sampling
@@ -354,6 +355,7 @@ def transcribe_sequential(
         temperature=temperatures,
         log_prob_threshold=log_prob_threshold,
         no_speech_threshold=no_speech_threshold,
+        compression_ratio_threshold=compression_ratio_threshold,
     )
     return list(segments)
 

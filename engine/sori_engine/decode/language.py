@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
-from ..protocol import TranscribeParams, bad_request
+from ..errors import bad_request
 from .fw import WhisperModel, language_scores
 from .options import DecodeOptions
 from .windows import Region, cut
@@ -16,7 +17,20 @@ from .windows import Region, cut
 log = logging.getLogger(__name__)
 
 
-def check_languages(req: TranscribeParams, supported: list[str]) -> None:
+class LanguageAsk(Protocol):
+    """What a request asks of this stage (a transcribe request's fields of the same names)."""
+
+    @property
+    def language_mode(self) -> str: ...  # fixed, detect or multi
+    @property
+    def language(self) -> str | None: ...  # the code, for fixed
+    @property
+    def language_candidates(self) -> tuple[str, ...] | None: ...  # detection restricted to these
+    @property
+    def audio_path(self) -> str: ...  # for the log
+
+
+def check_languages(req: LanguageAsk, supported: list[str]) -> None:
     """A language code the model does not know is a bad request."""
     codes = list(req.language_candidates or [])
     if req.language_mode == "fixed" and req.language:
@@ -44,7 +58,7 @@ def detect(
 class Languages:
     """The language state of one request: what each chunk is decoded in, and what the file is reported as."""
 
-    def __init__(self, model: WhisperModel, req: TranscribeParams, o: DecodeOptions) -> None:
+    def __init__(self, model: WhisperModel, req: LanguageAsk, o: DecodeOptions) -> None:
         self.model = model
         self.req = req
         self.o = o

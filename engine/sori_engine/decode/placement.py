@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..protocol import Segment, Word
+from ..transcript import Segment, Word
 from .fw import FwSegment
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import hallucination, rest_echo
+from .. import rest_echo
 from ..audio import SAMPLE_RATE
-from . import verdicts
+from ..verdicts import per_file, per_window
 from .fw import (
     FwSegment,
     Prompting,
@@ -56,13 +56,13 @@ def _nothing(_sample: int) -> None:
 @dataclass
 class Job:
     """One owner's chunks: lists of speech regions of `audio` (window samples, at most `chunk_s` of speech each).
-    `speech_map`: Silero's probabilities of `audio` (verdicts.without_text_past_end; None: times are only kept
+    `speech_map`: Silero's probabilities of `audio` (per_window.without_text_past_end; None: times are only kept
     inside their chunk). `reached(sample)` is told, as each batch comes in, the sample of `audio` up to which its
     chunks have been decoded (for progress)."""
 
     audio: np.ndarray
     chunks: list[list[Region]]
-    speech_map: hallucination.SpeechMap | None = None
+    speech_map: per_file.SpeechMap | None = None
     reached: Callable[[int], None] = field(default=_nothing)
 
 
@@ -94,7 +94,7 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
                 continue
             last = max(said, key=lambda fw: fw.end)
             rest = after(item.chunk, int(_said_until(last, o) * SAMPLE_RATE))
-            if samples(rest) >= o.tail_s * SAMPLE_RATE and verdicts.holds_a_word(cut(audio, rest), o):
+            if samples(rest) >= o.tail_s * SAMPLE_RATE and per_window.holds_a_word(cut(audio, rest), o):
                 tails.append(Item(item.owner, rest, last))
         if not tails or round_ + 1 == o.max_rounds:
             break
@@ -106,13 +106,13 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
 
 def _said_until(fw: FwSegment, o: DecodeOptions) -> float:
     """Where the speech a chunk's last segment says ends: its end, or the start of a last word stretched over speech
-    the text does not hold (verdicts.stretched_tail), the segment and that word then cut to end a third of
-    `longest_word_s` after it."""
-    start = verdicts.stretched_tail(fw, o)
-    last = verdicts.last_word(fw)
+    the text does not hold (per_window.stretched_tail), the segment and that word then cut to end
+    `stretched_word_s` after it."""
+    start = per_window.stretched_tail(fw, o)
+    last = per_window.last_word(fw)
     if start is None or last is None:
         return float(fw.end)
-    fw.end = last.end = start + o.longest_word_s / 3
+    fw.end = last.end = start + o.stretched_word_s
     return start
 
 
@@ -120,11 +120,11 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     """One batched pass over `items`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in its job's time. A chunk whose result is suspect is decoded again alone; for `rests`
     (the speech after an early stop, often a second or two) that would cost a full window each, so only their
-    loops and made-up text are dropped (verdicts.hallucinated, verdicts.ran_to_cap) -- but a rest that loops over
+    loops and made-up text are dropped (per_window.hallucinated, per_window.ran_to_cap) -- but a rest that loops over
     `missing_s` or more of speech is decoded again sequentially, with the temperature fallback (a run of
     backchannels in a meeting looped twice, and 8 s of speech were lost). Segment times are kept inside
     their chunk's speech (placement.within); with the job's speech map, text timed past its chunk's end with no
-    word's speech left for it is dropped (verdicts.without_text_past_end)."""
+    word's speech left for it is dropped (per_window.without_text_past_end)."""
     o = s.options
     if len({item.owner for item in items}) <= 1:
         owner = items[0].owner if items else 0
@@ -141,8 +141,8 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     for item, (a, b) in zip(items, clips, strict=True):
         longest[item.owner] = max(longest.get(item.owner, 0.0), b - a)
     max_length = s.model.max_length
-    cap = verdicts.rest_tokens(max(longest.values()), max_length, o) if rests and items else None
-    own_cap = {j: verdicts.rest_tokens(d, max_length, o) for j, d in longest.items()} if rests else {}
+    cap = per_window.rest_tokens(max(longest.values()), max_length, o) if rests and items else None
+    own_cap = {j: per_window.rest_tokens(d, max_length, o) for j, d in longest.items()} if rests else {}
     batched = _clips(s, speech, clips, s.window_frames, 2 * cap if cap else None)
     per_clip: list[list[FwSegment]] = [[] for _ in clips]
     # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
@@ -164,15 +164,15 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     for i, (item, (a, b), segs) in enumerate(zip(items, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
             clip = speech[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)]
-            if verdicts.looped(segs, own_cap[item.owner], o) and hallucination.own_speech_s(clip, o) >= o.missing_s:
+            if per_window.looped(segs, own_cap[item.owner], o) and per_file.own_speech_s(clip, o) >= o.missing_s:
                 # A loop over this much speech says the decoder lost its place, not that there is no speech.
-                segs = [fw for fw in decode_sequential(s, clip) if not verdicts.hallucinated(fw, o)]
-            elif verdicts.ran_to_cap(segs, own_cap[item.owner]):
+                segs = [fw for fw in decode_sequential(s, clip) if not per_window.hallucinated(fw, o)]
+            elif per_window.ran_to_cap(segs, own_cap[item.owner]):
                 segs = []
             else:
-                segs = [shift(fw, -a) for fw in segs if not verdicts.hallucinated(fw, o)]
-        elif verdicts.suspect(segs, a, b, o):
-            kept = verdicts.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
+                segs = [shift(fw, -a) for fw in segs if not per_window.hallucinated(fw, o)]
+        elif per_window.suspect(segs, a, b, o):
+            kept = per_window.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // bs * bs : (i // bs + 1) * bs]
             segs = (
                 [shift(fw, -a) for fw in kept]
@@ -185,7 +185,9 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
         segs = [within(fw, b - a) for fw in segs]
         mapped = list(restore_speech_timestamps(segs, item.chunk, SAMPLE_RATE))  # chunk time -> the job's time
         speech_map = jobs[item.owner].speech_map
-        out.append(verdicts.without_text_past_end(mapped, overran, speech_map, o) if speech_map is not None else mapped)
+        out.append(
+            per_window.without_text_past_end(mapped, overran, speech_map, o) if speech_map is not None else mapped
+        )
     return out
 
 
@@ -225,7 +227,7 @@ def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]
     batch_frames = encoder_frames([b - a for a, b in batch], full, model, o.encoder_margin_s, o.encoder_min_s)
     if s.window_frames is None and own < batch_frames:
         again = list(_clips(s, clip, [(0.0, duration)], own))
-        if not verdicts.suspect(again, 0.0, duration, o):
+        if not per_window.suspect(again, 0.0, duration, o):
             return again, "own window"
     return decode_sequential(s, clip), "sequential"
 
@@ -241,5 +243,6 @@ def decode_sequential(s: Settings, audio: np.ndarray) -> list[FwSegment]:
         temperatures=[round(0.2 * i, 1) for i in range(o.fallback_steps + 1)],
         log_prob_threshold=o.min_logprob,
         no_speech_threshold=o.no_speech_prob,
+        compression_ratio_threshold=o.max_compression,
         seed=o.sampling_seed,
     )

@@ -1,6 +1,6 @@
-"""Verdicts: every check of decoded output, each a plain function of segments (and the speech map), used by the
-batched rounds and by streaming alike. The file-level rules that run last over the whole transcript (loops, the bag
-of hallucinations, text on no speech, unsure text on a tail) are `hallucination.clean`.
+"""Per-window verdicts (the line: verdicts/__init__.py): every check of a chunk's decoded output while its window
+is decoded, each a plain function of segments (and the speech map), used by the batched rounds and by streaming. The file-level rules that run last over the whole transcript (loops, the bag
+of hallucinations, text on no speech, unsure text on a tail) are `per_file.clean`.
 
 - `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay, one
   sentence said again and again);
@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from .. import hallucination
-from .fw import FwSegment, FwWord
-from .options import DecodeOptions
+from ..decode.fw import FwSegment, FwWord
+from ..decode.options import DecodeOptions
+from . import per_file
 
 
 def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOptions) -> bool:
@@ -43,14 +43,14 @@ def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOp
 
 def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
     """Whether `loop_repeats` segments in a row say the same sentence (`replay_min_chars` or more,
-    normalized): the loop the file-level rules remove (`hallucination.clean`), here split into short segments at
+    normalized): the loop the file-level rules remove (`per_file.clean`), here split into short segments at
     a speaking pace, so neither the compression nor the replay rule sees it ("It opens a menu." 13 times over 18 s
     of a meeting whose plain decode wrote five different sentences there). Judged here, the clip is decoded again;
     left to the last stage, its text is removed and the speech under it lost. A short text said again ("Yeah.",
     "네.") is under the length: people say it again."""
     run, prev = 0, ""
     for fw in segments:
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         run = run + 1 if said == prev and len(said) >= o.replay_min_chars else 1
         if run >= o.loop_repeats:
             return True
@@ -65,7 +65,7 @@ def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> i
     용라운" again, then the next two sentences again as one segment). The model lost its place and wrote earlier
     text again over audio that cannot hold it; a person repeating a greeting stays under the length, and speech
     said again at a speaking pace under the rate."""
-    said = [hallucination.normalize(fw.text) for fw in segments]
+    said = [per_file.normalize(fw.text) for fw in segments]
     k = 0
     while k < len(said):
         before = "".join(said[:k])
@@ -96,7 +96,7 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
     replayed = texts[replay] if replay is not None else None
     seen: set[str] = set()
     for k, fw in enumerate(segments):
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         repeated = len(said) >= o.replay_min_chars and said in seen
         if fw.compression_ratio > o.max_compression or repeated or fw is replayed:
             recovered = [] if replay is not None else recovered_after(segments, k, seen, o)
@@ -118,7 +118,7 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
     out: list[FwSegment] = []
     skipped_s = 0.0
     for fw in segments[k + 1 :]:
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         if fw.compression_ratio > o.max_compression or (len(said) >= o.replay_min_chars and said in said_before):
             if not out:
                 skipped_s += max(0.0, float(fw.end) - float(fw.start))
@@ -127,7 +127,7 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
         said_before += said
     if skipped_s >= o.missing_s:
         return []
-    new_chars = sum(len(hallucination.normalize(fw.text)) for fw in out)
+    new_chars = sum(len(per_file.normalize(fw.text)) for fw in out)
     return out if new_chars >= o.replay_min_chars else []
 
 
@@ -189,11 +189,11 @@ def holds_a_word(rest_audio: np.ndarray, o: DecodeOptions) -> bool:
     """Whether the speech after a chunk's last segment has a word's worth of speech frames of its own. The VAD's
     regions carry padding and the last word's hang-over, on which Whisper decoded on invents confident text
     (docs/audio.md, "Speed: batched decoding")."""
-    return hallucination.own_speech_s(rest_audio, o) >= o.word_speech_s
+    return per_file.own_speech_s(rest_audio, o) >= o.word_speech_s
 
 
 def without_text_past_end(
-    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap, o: DecodeOptions
+    segments: list[FwSegment], overran: list[bool], speech: per_file.SpeechMap, o: DecodeOptions
 ) -> list[FwSegment]:
     """One chunk's segments (window time, in order) less those that `overran` its end and `said_past_end`, each
     measured from the end of the segment before it (its own start for the first)."""
@@ -206,7 +206,7 @@ def without_text_past_end(
     return kept
 
 
-def said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap, o: DecodeOptions) -> bool:
+def said_past_end(fw: FwSegment, since: float, speech: per_file.SpeechMap, o: DecodeOptions) -> bool:
     """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
     text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
     there is not a word's worth of speech frames (`word_speech_s`, what a rest needs to be decoded on at all).
