@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .decode.fw import FwSegment
+from .model.interface import Decoded
 from .verdicts.per_file import normalize
 
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
 
 
-def without_echo(rest: list[FwSegment], before: FwSegment, max_words: int) -> list[FwSegment]:
+def without_echo(rest: list[Decoded], before: Decoded, max_words: int) -> list[Decoded]:
     """A rest's segments (in order) less the words at their start that repeat the end of `before`, the last segment
     of the text before the rest."""
     first = next((i for i, fw in enumerate(rest) if normalize(fw.text)), None)
@@ -48,7 +48,7 @@ def _echoed_words(before: str, text: str, max_words: int) -> int:
     return 0
 
 
-def _drop_words(fw: FwSegment, n: int) -> None:
+def _drop_words(fw: Decoded, n: int) -> None:
     """`fw` without its first `n` words: its text, and its word timings where it has them (as many of Whisper's
     words as spell the dropped text), the segment then starting at its first word left."""
     pieces = re.findall(r"\s*\S+", fw.text)

@@ -7,7 +7,7 @@
   cost accuracy (docs/streaming.md, "Figures").
 - Batched: the sessions that want an interim in one engine step are decoded together, one generate call per group
   of sessions with the same model, options, language and prompt; on CPU the encoder takes them one at a time
-  (decode.fw.encode_clip_by_clip), which costs less there.
+  (the faster-whisper backend's encode_clip_by_clip), which costs less there.
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
   utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
   shown word back only when two consecutive hypotheses agree on something else there.
@@ -24,7 +24,6 @@ import numpy as np
 
 from . import models
 from .audio import SAMPLE_RATE
-from .decode.fw import greedy_texts
 from .decode.options import DEFAULT, DecodeOptions
 from .protocol import Segment, TranscribeParams
 from .verdicts import per_file, per_window
@@ -81,9 +80,8 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     model = models.get_model(first.model)
     assert first.language is not None  # a stream decodes in one fixed language (streaming.parse_open)
     longest = max(w.audio.shape[0] for w in wants)
-    frames = int(window_s(longest, o) * SAMPLE_RATE / model.feature_extractor.hop_length)
-    texts = greedy_texts(
-        model,
+    frames = int(model.frames_of(window_s(longest, o)))
+    texts = model.greedy_texts(
         [w.audio for w in wants],
         frames,
         language=first.language,

@@ -26,9 +26,9 @@ from . import audio as audio_io
 from . import checkpoint, models, phone
 from .audio import SAMPLE_RATE
 from .decode import placement, rounds
-from .decode.fw import Prompting, WhisperModel, languages
 from .decode.language import Languages, check_languages
 from .decode.windows import Window, group, skip_to, windows
+from .model.interface import Prompting, SpeechModel
 from .protocol import Segment, TranscribeParams, TranscribeResult
 from .verdicts import per_file
 
@@ -72,7 +72,7 @@ def transcribe(
 ) -> TranscribeResult:
     """`req.audio_path` transcribed; `emit_progress` gets the fraction done at most every `progress_interval_s`."""
     model = models.get_model(req.model)
-    check_languages(req, languages(model))
+    check_languages(req, model.languages)
     info = audio_io.probe_or_none(req.audio_path)
     expected_s = audio_io.expected_duration(req.audio_path, req.max_duration_s, info)
     progress = ProgressReporter(emit_progress, expected_s, progress_interval_s)
@@ -93,15 +93,14 @@ def transcribe_audio(
     that also saw the audio before it (the session's), used instead of a pass over `audio` alone: scored from its
     first sample, soft reverberant speech fell under the speech map's threshold."""
     model = models.get_model(req.model)
-    check_languages(req, languages(model))
-    fe = model.feature_extractor
-    frames = None if window_s is None else round(window_s * fe.sampling_rate / fe.hop_length)
+    check_languages(req, model.languages)
+    frames = None if window_s is None else round(model.frames_of(window_s))
     progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
     return _run(model, req, [audio], narrowband, progress, None, frames, speech_probs)
 
 
 def _run(
-    model: WhisperModel,
+    model: SpeechModel,
     req: TranscribeParams,
     blocks: Iterable[np.ndarray],
     narrowband: bool,
@@ -155,7 +154,7 @@ def _run(
 
 
 def _decode_window(
-    model: WhisperModel,
+    model: SpeechModel,
     req: TranscribeParams,
     window: Window,
     languages: Languages,

@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import bad_request
-from .fw import WhisperModel, language_scores
+from ..model.interface import SpeechModel
 from .options import DecodeOptions
 from .windows import Region, cut
 
@@ -41,11 +41,11 @@ def check_languages(req: LanguageAsk, supported: list[str]) -> None:
 
 
 def detect(
-    model: WhisperModel, audio: np.ndarray, candidates: tuple[str, ...] | None, o: DecodeOptions
+    model: SpeechModel, audio: np.ndarray, candidates: tuple[str, ...] | None, o: DecodeOptions
 ) -> dict[str, float]:
     """Language probabilities from the first 30 s window of `audio`: the `top_languages` most likely, or the
     candidates' renormalized (equal when the model gives them nothing)."""
-    probs = dict(language_scores(model, audio))
+    probs = dict(model.detect_language(audio))
     if not candidates:
         return dict(list(probs.items())[: o.top_languages])
     restricted = {code: probs.get(code, 0.0) for code in candidates}
@@ -58,7 +58,7 @@ def detect(
 class Languages:
     """The language state of one request: what each chunk is decoded in, and what the file is reported as."""
 
-    def __init__(self, model: WhisperModel, req: LanguageAsk, o: DecodeOptions) -> None:
+    def __init__(self, model: SpeechModel, req: LanguageAsk, o: DecodeOptions) -> None:
         self.model = model
         self.req = req
         self.o = o

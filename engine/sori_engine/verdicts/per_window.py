@@ -22,12 +22,12 @@ import math
 
 import numpy as np
 
-from ..decode.fw import FwSegment, FwWord
 from ..decode.options import DecodeOptions
+from ..model.interface import Decoded, DecodedWord
 from . import per_file
 
 
-def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOptions) -> bool:
+def suspect(segments: list[Decoded], start_s: float, end_s: float, o: DecodeOptions) -> bool:
     """A batched clip result worth a second decode (rounds.decode_again): nothing at all from a clip with speech, a
     repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
     fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
@@ -41,7 +41,7 @@ def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOp
     )
 
 
-def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
+def said_again_and_again(segments: list[Decoded], o: DecodeOptions) -> bool:
     """Whether `loop_repeats` segments in a row say the same sentence (`replay_min_chars` or more,
     normalized): the loop the file-level rules remove (`per_file.clean`), here split into short segments at
     a speaking pace, so neither the compression nor the replay rule sees it ("It opens a menu." 13 times over 18 s
@@ -58,7 +58,7 @@ def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
     return False
 
 
-def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> int | None:
+def replay_start(segments: list[Decoded], end_s: float, o: DecodeOptions) -> int | None:
     """The index of the first segment of a replay: a run of consecutive segments each of whose text (normalized) is
     already in the text before the run, `replay_min_chars` or more in all, over less of the clip's audio (up to
     `end_s`) than `replay_chars_per_s` allows; None when there is none. Each segment alone may be short ("와 진짜
@@ -81,7 +81,7 @@ def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> i
     return None
 
 
-def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> list[FwSegment]:
+def before_loop(segments: list[Decoded], end_s: float, o: DecodeOptions) -> list[Decoded]:
     """What of a confident pass is kept when a repetition loop starts in it: the segments before the loop (a segment
     over `max_compression`, one that says again a sentence an earlier one said, or the first of a replay:
     `replay_start`), and, where the decoder found its place again after it, the loop segment and what follows
@@ -107,7 +107,7 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
     return []
 
 
-def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: DecodeOptions) -> list[FwSegment]:
+def recovered_after(segments: list[Decoded], k: int, seen: set[str], o: DecodeOptions) -> list[Decoded]:
     """The segments after loop segment k that show the decoder found its place again: new text (no loop, no
     sentence said before), `replay_min_chars` or more of it, once the loop segments skipped after k cover less than
     `missing_s` of the clip; none otherwise. Without them the speech after the text before the loop is decoded on in
@@ -115,7 +115,7 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
     backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s). A loop that went on over `missing_s` is not a
     place found again: the speech under it was never written."""
     said_before = "".join(seen)
-    out: list[FwSegment] = []
+    out: list[Decoded] = []
     skipped_s = 0.0
     for fw in segments[k + 1 :]:
         said = per_file.normalize(fw.text)
@@ -131,7 +131,7 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
     return out if new_chars >= o.replay_min_chars else []
 
 
-def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool:
+def looped(segments: list[Decoded], cap: int | None, o: DecodeOptions) -> bool:
     """A rest decoded to its token limit (`ran_to_cap`), with a segment over `max_compression`, or saying one
     sentence again and again (`said_again_and_again`): a loop."""
     return (
@@ -141,7 +141,7 @@ def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool
     )
 
 
-def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
+def stretched_tail(fw: Decoded, o: DecodeOptions) -> float | None:
     """The start of a segment's last word when alignment timed that word longer than any word is said
     (`longest_word_s`), else None. Whisper can end a chunk's text early, mid-sentence, when its speech runs to the
     end of the window ("...so they're not really the sort of", the last 6 s of a meeting excerpt not written); the
@@ -154,7 +154,7 @@ def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
     return float(last.start)
 
 
-def last_word(fw: FwSegment) -> FwWord | None:
+def last_word(fw: Decoded) -> DecodedWord | None:
     """The segment's last word with text (its word timestamps), None without them."""
     return next((w for w in reversed(fw.words or ()) if w.word.strip()), None)
 
@@ -164,7 +164,7 @@ def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) ->
     return no_speech_prob > o.no_speech_prob and avg_logprob < o.min_logprob
 
 
-def hallucinated(fw: FwSegment, o: DecodeOptions) -> bool:
+def hallucinated(fw: Decoded, o: DecodeOptions) -> bool:
     """A repetition loop (over `max_compression`), or text the model made up from silence (`on_no_speech`): what
     is dropped from a rest, which is not decoded again (docs/engine.md, "Decoding stages")."""
     return fw.compression_ratio > o.max_compression or on_no_speech(fw.no_speech_prob, fw.avg_logprob, o)
@@ -180,7 +180,7 @@ def rest_tokens(duration_s: float, max_length: int, o: DecodeOptions) -> int | N
     return limit if 2 * limit <= max_length // 2 else None
 
 
-def ran_to_cap(segments: list[FwSegment], cap: int | None) -> bool:
+def ran_to_cap(segments: list[Decoded], cap: int | None) -> bool:
     """A rest decoded to its token limit (`rest_tokens`): all its tokens went to a repetition loop."""
     return cap is not None and sum(len(fw.tokens) for fw in segments) >= cap
 
@@ -193,11 +193,11 @@ def holds_a_word(rest_audio: np.ndarray, o: DecodeOptions) -> bool:
 
 
 def without_text_past_end(
-    segments: list[FwSegment], overran: list[bool], speech: per_file.SpeechMap, o: DecodeOptions
-) -> list[FwSegment]:
+    segments: list[Decoded], overran: list[bool], speech: per_file.SpeechMap, o: DecodeOptions
+) -> list[Decoded]:
     """One chunk's segments (window time, in order) less those that `overran` its end and `said_past_end`, each
     measured from the end of the segment before it (its own start for the first)."""
-    kept: list[FwSegment] = []
+    kept: list[Decoded] = []
     since = segments[0].start if segments else 0.0
     for fw, past in zip(segments, overran, strict=True):
         if not (past and said_past_end(fw, min(since, fw.start), speech, o)):
@@ -206,7 +206,7 @@ def without_text_past_end(
     return kept
 
 
-def said_past_end(fw: FwSegment, since: float, speech: per_file.SpeechMap, o: DecodeOptions) -> bool:
+def said_past_end(fw: Decoded, since: float, speech: per_file.SpeechMap, o: DecodeOptions) -> bool:
     """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
     text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
     there is not a word's worth of speech frames (`word_speech_s`, what a rest needs to be decoded on at all).
