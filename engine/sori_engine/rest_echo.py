@@ -8,8 +8,9 @@ at beam 5 and 1), "...されてしまったようです。" then "です" (ja). 
 before is its prompt; a prompted rest costs more than it gains (docs/performance.md, "The text before across a cut").
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
 (at most `max_words` of them, DecodeOptions.rest_echo_words: a timestamp inside the last word or two; more
-repeated than that is a sentence said again), or, in text written without spaces, a first segment that only
-repeats the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within a chunk anyway.
+repeated than that is a sentence said again), or, in text written without spaces, a first segment that only repeats
+the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within
+a chunk anyway.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""A batched pass's segments go back to the clip they were decoded in (decode.rounds.decode_once).
-
-The model yields the segments of all clips of a pass in one stream; each says which clip it was decoded in (the
-faster-whisper backend finds it by the `seek` it carries, its clip's start in feature frames). Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
-model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
-regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
-dropped when less than a word's worth of speech follows the segment before it (verdicts.per_window.said_past_end). The tests with `fake`
-stand in for the model's output (a last timestamp in the padding cannot be had from the model on demand): what
-they test is sori's mapping of it. The other runs the real model.
+"""A batched pass's segments go back to the clip they were decoded in (decode.rounds.decode_once). The model yields
+the segments of all clips of a pass in one stream; each says which clip it was decoded in (the faster-whisper
+backend finds it by the `seek` it carries, its clip's start in feature frames). Assigning by a segment's times
+instead put a last segment whose end ran past its clip's end (the model's last timestamp can point into the padding)
+into the next clip, and mapped its text with that clip's speech regions, seconds away (bench/rtf.py's ko input).
+Such a segment now also ends where its clip's speech does, and is dropped when less than a word's worth of speech
+follows the segment before it (verdicts.per_window.said_past_end). The tests with `fake` stand in for the model's
+output (a last timestamp in the padding cannot be had from the model on demand): what they test is sori's mapping
+of it. The other runs the real model.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Real-model regressions of the decode path (decode/rounds.py, model/faster_whisper_pipeline.py): each test decodes real speech with
-the small model and asserts bounds and invariants, never an exact word (the int8 model writes slightly different
+"""Real-model regressions of the decode path (decode/rounds.py, model/faster_whisper_pipeline.py): each test decodes
+real speech with the small model and asserts bounds and invariants, never an exact word (the int8 model writes slightly different
 words on different CPUs). The same checks on plain data are in test_verdicts.py, test_chunking.py,
 test_placement.py, test_clip_assignment.py and test_tail.py.
 

@@ -1,10 +1,9 @@
-"""Stage 3, batched rounds: chunks decoded by the model's batched pass (SpeechModel.decode_clips), `batch_size` at a time, in rounds.
-
-A batched pass is one greedy/beam pass per chunk at temperature 0 with no seek loop, so two things
+"""Stage 3, batched rounds: chunks decoded by the model's batched pass (SpeechModel.decode_clips), `batch_size` at a
+time, in rounds. A batched pass is one greedy/beam pass per chunk at temperature 0 with no seek loop, so two things
 WhisperModel.transcribe's loop does are done here: the unfinished last segment of a chunk is kept
-(SpeechModel.decode_clips), and the speech of a chunk after its last decoded segment (when at least `tail_s` of it is
-left and it holds a word) is decoded on in another round, as a chunk of its own (a rest). A chunk whose result the
-verdicts find suspect is decoded again alone (`decode_again`).
+(SpeechModel.decode_clips), and the speech of a chunk after its last decoded segment (when at least `tail_s` of it
+is left and it holds a word) is decoded on in another round, as a chunk of its own (a rest). A chunk whose result
+the verdicts find suspect is decoded again alone (`decode_again`).
 
 `decode` takes the chunks of several owners (`Job`: a request's window, or several requests' windows) that share
 their decode settings (`Settings`), batches them together and gives each owner its own segments: what the owner

@@ -27,7 +27,8 @@ FASTER_WHISPER_VERSION = "1.2.1"
 
 if faster_whisper.__version__ != FASTER_WHISPER_VERSION:
     raise ImportError(
-        f"sori_engine.model.faster_whisper_pipeline copies BatchedInferencePipeline.forward from faster-whisper {FASTER_WHISPER_VERSION}, "
+        f"sori_engine.model.faster_whisper_pipeline copies BatchedInferencePipeline.forward from faster-whisper "
+        f"{FASTER_WHISPER_VERSION}, "
         f"but {faster_whisper.__version__} is installed: compare the two and update the copy (module docstring)"
     )
 

@@ -1,6 +1,7 @@
-"""Per-window verdicts (the line: verdicts/__init__.py): every check of a chunk's decoded output while its window
-is decoded, each a plain function of segments (and the speech map), used by the batched rounds and by streaming. The file-level rules that run last over the whole transcript (loops, the bag
-of hallucinations, text on no speech, unsure text on a tail) are `per_file.clean`.
+"""Per-window verdicts (the line: verdicts/__init__.py): every check of a chunk's decoded output while its window is
+decoded, each a plain function of segments (and the speech map), used by the batched rounds and by streaming. The
+file-level rules that run last over the whole transcript (loops, the bag of hallucinations, text on no speech,
+unsure text on a tail) are `per_file.clean`.
 
 - `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay, one
   sentence said again and again);
