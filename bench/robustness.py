@@ -380,7 +380,7 @@ def against_plain(condition: str, name: str, path: Path, req, hyp: str, total: d
     """The plain faster-whisper script on `path` (same model, language and beam, its own VAD on), and sori's words
     lost / invented against it; printed, and added to `total`."""
     if "model" not in _PLAIN_MODEL:
-        _PLAIN_MODEL["model"] = models.get_model(req.model)
+        _PLAIN_MODEL["model"] = models.get_model(req.model).whisper  # the plain script: the same loaded model
     segments, _ = _PLAIN_MODEL["model"].transcribe(str(path), language=req.language, beam_size=req.model.beam_size,
                                                    vad_filter=True)
     plain = " ".join(s.text.strip() for s in segments)

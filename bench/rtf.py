@@ -64,7 +64,7 @@ def run_sori(cfg: ModelConfig, wav: Path, language: str) -> str:
 
 
 def run_plain(cfg: ModelConfig, samples: np.ndarray, language: str) -> str:
-    segments, _ = models.get_model(cfg).transcribe(samples, language=language, beam_size=cfg.beam_size)
+    segments, _ = models.get_model(cfg).whisper.transcribe(samples, language=language, beam_size=cfg.beam_size)
     return " ".join(s.text.strip() for s in segments)
 
 

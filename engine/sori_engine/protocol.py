@@ -13,28 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeGuard
 
 from .decode.options import DEFAULT, PRESETS, DecodeOptions, with_overrides
-
-# Error codes (docs/engine.md, "Error codes").
-BAD_REQUEST = "bad_request"
-AUDIO_DECODE_FAILED = "audio_decode_failed"
-AUDIO_TOO_LONG = "audio_too_long"
-MODEL_LOAD_FAILED = "model_load_failed"
-INTERNAL = "internal"
+from .errors import (  # noqa: F401 - the error codes are the protocol's too
+    AUDIO_DECODE_FAILED,
+    AUDIO_TOO_LONG,
+    BAD_REQUEST,
+    INTERNAL,
+    MODEL_LOAD_FAILED,
+    EngineError,
+    bad_request,
+)
+from .transcript import Segment, Word, json_score, json_time  # noqa: F401 - a result's records
 
 LANGUAGE_MODES = ("fixed", "detect", "multi")
-
-
-class EngineError(Exception):
-    """A failure reported to the worker as `{"error": {"code", "message"}}`; the engine keeps running."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def bad_request(message: str) -> EngineError:
-    return EngineError(BAD_REQUEST, message)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -81,7 +71,7 @@ class TranscribeParams:
     resume_from: list[Any] | None = None
 
 
-def _get(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str, default: Any = ...) -> Any:
+def get_field(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str, default: Any = ...) -> Any:
     """Read one field; `default=...` means required. An explicit null counts as absent for optional fields."""
     value = obj.get(name)
     if value is None:
@@ -93,19 +83,19 @@ def _get(obj: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: 
     return value
 
 
-def _is_str(v: Any) -> bool:
+def is_str(v: Any) -> bool:
     return isinstance(v, str)
 
 
-def _is_nonempty_str(v: Any) -> bool:
+def is_nonempty_str(v: Any) -> bool:
     return isinstance(v, str) and v != ""
 
 
-def _is_bool(v: Any) -> bool:
+def is_bool(v: Any) -> bool:
     return isinstance(v, bool)
 
 
-def _is_int(v: Any) -> bool:
+def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -119,12 +109,12 @@ def is_span(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2 and is_number(v[0]) and is_number(v[1]) and 0 <= v[0] <= v[1]
 
 
-def _is_list(v: Any) -> bool:
+def is_list(v: Any) -> bool:
     return isinstance(v, list)
 
 
-def _is_str_list(v: Any) -> bool:
-    return isinstance(v, list) and all(_is_nonempty_str(x) for x in v)
+def is_str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(is_nonempty_str(x) for x in v)
 
 
 def parse_request(line: bytes) -> Request:
@@ -136,9 +126,9 @@ def parse_request(line: bytes) -> Request:
         raise bad_request(f"malformed JSON: {e}") from None
     if not isinstance(obj, dict):
         raise bad_request("a request must be a JSON object")
-    rid = _get(obj, "id", _is_str, "a string")
-    op = _get(obj, "op", _is_nonempty_str, "a non-empty string")
-    params = _get(obj, "params", lambda v: isinstance(v, dict), "an object", default={})
+    rid = get_field(obj, "id", is_str, "a string")
+    op = get_field(obj, "op", is_nonempty_str, "a non-empty string")
+    params = get_field(obj, "params", lambda v: isinstance(v, dict), "an object", default={})
     return Request(id=rid, op=op, params=params)
 
 
@@ -153,7 +143,7 @@ def request_id_of(line: bytes) -> str | None:
 
 
 def parse_probe(params: Mapping[str, Any]) -> ProbeParams:
-    return ProbeParams(audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"))
+    return ProbeParams(audio_path=get_field(params, "audio_path", is_nonempty_str, "a non-empty string"))
 
 
 def parse_model(obj: Any) -> ModelConfig:
@@ -163,12 +153,12 @@ def parse_model(obj: Any) -> ModelConfig:
         raise bad_request("field model must be an object")
     d = ModelConfig(path="")
     cfg = ModelConfig(
-        path=_get(obj, "path", _is_nonempty_str, "a non-empty string"),
-        device=_get(obj, "device", _is_nonempty_str, "a non-empty string", d.device),
-        compute_type=_get(obj, "compute_type", _is_nonempty_str, "a non-empty string", d.compute_type),
-        beam_size=_get(obj, "beam_size", _is_int, "an integer", d.beam_size),
-        cpu_threads=_get(obj, "cpu_threads", _is_int, "an integer", d.cpu_threads),
-        vad=_get(obj, "vad", _is_bool, "a boolean", d.vad),
+        path=get_field(obj, "path", is_nonempty_str, "a non-empty string"),
+        device=get_field(obj, "device", is_nonempty_str, "a non-empty string", d.device),
+        compute_type=get_field(obj, "compute_type", is_nonempty_str, "a non-empty string", d.compute_type),
+        beam_size=get_field(obj, "beam_size", is_int, "an integer", d.beam_size),
+        cpu_threads=get_field(obj, "cpu_threads", is_int, "an integer", d.cpu_threads),
+        vad=get_field(obj, "vad", is_bool, "a boolean", d.vad),
         decode=parse_decode(obj.get("decode")),
     )
     if cfg.beam_size < 1:
@@ -196,25 +186,25 @@ def parse_decode(obj: Any) -> DecodeOptions:
 
 
 def parse_transcribe(params: Mapping[str, Any]) -> TranscribeParams:
-    mode = _get(params, "language_mode", _is_str, "a string")
+    mode = get_field(params, "language_mode", is_str, "a string")
     if mode not in LANGUAGE_MODES:
         raise bad_request(f"field language_mode must be one of {', '.join(LANGUAGE_MODES)}")
-    candidates = _get(params, "language_candidates", _is_str_list, "a list of language codes", None)
-    max_duration = _get(params, "max_duration_s", is_number, "a number", None)
+    candidates = get_field(params, "language_candidates", is_str_list, "a list of language codes", None)
+    max_duration = get_field(params, "max_duration_s", is_number, "a number", None)
     req = TranscribeParams(
-        audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
+        audio_path=get_field(params, "audio_path", is_nonempty_str, "a non-empty string"),
         model=parse_model(params.get("model")),
         language_mode=mode,
-        language=_get(params, "language", _is_nonempty_str, "a language code", None),
+        language=get_field(params, "language", is_nonempty_str, "a language code", None),
         # An empty candidate list restricts nothing; treat it like null rather than as "no language allowed".
         language_candidates=tuple(dict.fromkeys(candidates)) if candidates else None,
-        word_timestamps=_get(params, "word_timestamps", _is_bool, "a boolean", False),
-        initial_prompt=_get(params, "initial_prompt", _is_str, "a string", None) or None,
-        hotwords=_get(params, "hotwords", _is_str, "a string", None) or None,
+        word_timestamps=get_field(params, "word_timestamps", is_bool, "a boolean", False),
+        initial_prompt=get_field(params, "initial_prompt", is_str, "a string", None) or None,
+        hotwords=get_field(params, "hotwords", is_str, "a string", None) or None,
         max_duration_s=float(max_duration) if max_duration is not None else None,
-        channel=_get(params, "channel", _is_int, "an integer", None),
-        checkpoints=_get(params, "checkpoints", _is_bool, "a boolean", False),
-        resume_from=_get(params, "resume_from", _is_list, "a list of checkpoints", None),
+        channel=get_field(params, "channel", is_int, "an integer", None),
+        checkpoints=get_field(params, "checkpoints", is_bool, "a boolean", False),
+        resume_from=get_field(params, "resume_from", is_list, "a list of checkpoints", None),
     )
     if mode == "fixed" and req.language is None:
         raise bad_request("field language is required when language_mode is fixed")
@@ -233,10 +223,10 @@ class DiarizeParams:
 
 
 def parse_diarize(params: Mapping[str, Any]) -> DiarizeParams:
-    max_duration = _get(params, "max_duration_s", is_number, "a number", None)
+    max_duration = get_field(params, "max_duration_s", is_number, "a number", None)
     req = DiarizeParams(
-        audio_path=_get(params, "audio_path", _is_nonempty_str, "a non-empty string"),
-        spk_count=_get(params, "spk_count", _is_int, "an integer", 0),
+        audio_path=get_field(params, "audio_path", is_nonempty_str, "a non-empty string"),
+        spk_count=get_field(params, "spk_count", is_int, "an integer", 0),
         max_duration_s=float(max_duration) if max_duration is not None else None,
     )
     if req.spk_count < 0:
@@ -271,45 +261,10 @@ class ProbeResult:
         return {
             "format": self.format,
             "codec": self.codec,
-            "duration_s": _t(self.duration_s) if self.duration_s is not None else None,
+            "duration_s": json_time(self.duration_s) if self.duration_s is not None else None,
             "channels": self.channels,
             "sample_rate": self.sample_rate,
         }
-
-
-@dataclass(frozen=True)
-class Word:
-    start: float
-    end: float
-    text: str
-    probability: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"start": _t(self.start), "end": _t(self.end), "text": self.text, "probability": _p(self.probability)}
-
-
-@dataclass(frozen=True)
-class Segment:
-    start: float
-    end: float
-    text: str
-    language: str
-    avg_logprob: float
-    no_speech_prob: float
-    words: tuple[Word, ...] | None = None  # None: word timestamps were not requested
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "start": _t(self.start),
-            "end": _t(self.end),
-            "text": self.text,
-            "language": self.language,
-            "avg_logprob": _p(self.avg_logprob),
-            "no_speech_prob": _p(self.no_speech_prob),
-        }
-        if self.words is not None:
-            out["words"] = [w.to_json() for w in self.words]
-        return out
 
 
 @dataclass(frozen=True)
@@ -321,22 +276,11 @@ class TranscribeResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "duration_s": _t(self.duration_s),
+            "duration_s": json_time(self.duration_s),
             "language": self.language,
-            "language_probs": {k: _p(v) for k, v in self.language_probs.items()},
+            "language_probs": {k: json_score(v) for k, v in self.language_probs.items()},
             "segments": [s.to_json() for s in self.segments],
         }
-
-
-def _t(seconds: float) -> float:
-    """Times to the millisecond: the worker converts to integer ms anyway, and it keeps the lines short."""
-    return round(float(seconds), 3)
-
-
-def _p(value: float) -> float | None:
-    """Scores to 4 decimals; a non-finite score (avg_logprob can be -inf) becomes null, since JSON has no inf."""
-    value = float(value)
-    return round(value, 4) if math.isfinite(value) else None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ best first, in the order of `decodes`: the worker's agreement rule reads each de
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ import numpy as np
 from . import audio as audio_io
 from . import models
 from .audio import SAMPLE_RATE
-from .decode.fw import Tokenizer, WhisperModel, get_suppressed_tokens, pad_or_trim
+from .model.interface import SpeechModel
 from .protocol import ModelConfig, bad_request, is_number, parse_model
 
 log = logging.getLogger(__name__)
@@ -141,7 +140,7 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
     (at most MAX_SPAN_S and one sample of it is read, which is enough to know it is too long)."""
     model = models.get_model(req.model)
     for span in req.spans:
-        if (span.language or req.language) not in model.supported_languages:
+        if (span.language or req.language) not in model.languages:
             raise bad_request(f"unsupported language code for this model: {span.language or req.language}")
     bounds = []
     for i, span in enumerate(req.spans):
@@ -161,92 +160,39 @@ def refine(req: RefineParams, emit_progress: Callable[[float], None]) -> dict[st
 
 
 def _refine_span(
-    model: WhisperModel, req: RefineParams, span: Span, samples: np.ndarray, previous_text: str | None
+    model: SpeechModel, req: RefineParams, span: Span, samples: np.ndarray, previous_text: str | None
 ) -> dict[str, Any]:
+    """Each decode's N best texts and every text's score, from one encoder pass over the span's window that every
+    decode and the scoring share (the span is at most one window, so one pass covers it). Timestamps are on in
+    the decodes, as in the base pass (SpeechModel.n_best); a score is the mean log-probability of a text's tokens
+    by teacher forcing (SpeechModel.align), whose end-of-text token is not scored: a hypothesis that stops early is
+    caught by the worker's length check instead."""
     if samples.size == 0 or samples.shape[0] / SAMPLE_RATE > MAX_SPAN_S:
         return {"current_score": None, "hypotheses": [], "decoded": []}
     language = span.language or req.language
-    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
-    features = model.feature_extractor(samples)
-    encoder_output = model.encode(_pad(features, model))
-    num_frames = min(features.shape[-1], model.feature_extractor.nb_max_frames) // 2
+    encoded = model.encode(samples)
     votes: dict[str, int] = {}  # distinct hypothesis → how many decodes produced it
     decoded: list[list[str]] = []  # each decode's texts, best first (the worker's vote counts per decode)
     for d in req.decodes:
         prompt = previous_text if d.prompt_previous else None
-        texts_of_decode = [t for t in _n_best(model, tokenizer, encoder_output, d, prompt, req.hotwords) if t]
-        decoded.append(list(dict.fromkeys(texts_of_decode)))
+        n_best = model.n_best(
+            encoded,
+            language,
+            beam_size=max(d.beam_size, d.num_hypotheses),
+            patience=d.patience,
+            num_hypotheses=d.num_hypotheses,
+            prompt=prompt,
+            hotwords=req.hotwords,
+        )
+        decoded.append(list(dict.fromkeys(t for t in n_best if t)))
         for text in decoded[-1]:  # a decode votes once for each distinct text
             votes[text] = votes.get(text, 0) + 1
     for c in span.candidates:
         votes.setdefault(c.strip(), 0)
     texts = [span.text, *votes]
-    scores = _score(model, tokenizer, encoder_output, num_frames, texts)
+    scores = model.align(encoded, language, texts)
     return {
         "current_score": scores[0],
         "hypotheses": [{"text": t, "score": s, "votes": votes[t]} for t, s in zip(texts[1:], scores[1:], strict=True)],
         "decoded": decoded,
     }
-
-
-def _pad(features: np.ndarray, model: WhisperModel) -> Any:
-    return pad_or_trim(features[..., : model.feature_extractor.nb_max_frames])
-
-
-def _n_best(
-    model: WhisperModel,
-    tokenizer: Tokenizer,
-    encoder_output: Any,
-    d: Decode,
-    prompt: str | None,
-    hotwords: str | None,
-) -> list[str]:
-    """The N best texts of one beam search over the span's window, best first (N = 1: the decode's text).
-
-    CTranslate2's `generate` on the span's encoder output, which every decode and the scoring share (one encoder pass
-    per span, not one per decode), with the prompt and token suppression faster-whisper's `transcribe` would use.
-    Timestamps are on, as in the base pass: the decoder then ends the text where the speech ends (a no-timestamps
-    decode tends to stop early, and its per-token score flatters that); the timestamp tokens are dropped from each
-    text. The span is at most one 30 s window, so one call covers it."""
-    previous = tokenizer.encode(" " + prompt.strip()) if prompt else []
-    tokens = model.get_prompt(tokenizer, previous, without_timestamps=False, hotwords=None if prompt else hotwords)
-    result = model.model.generate(
-        encoder_output,
-        [tokens],
-        beam_size=max(d.beam_size, d.num_hypotheses),
-        patience=d.patience,
-        num_hypotheses=d.num_hypotheses,
-        max_length=model.max_length,
-        suppress_blank=True,
-        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
-        max_initial_timestamp_index=50,  # 1.0 s, faster-whisper's default
-    )[0]
-    texts = []
-    for ids in result.sequences_ids:
-        text = tokenizer.decode([t for t in ids if t < tokenizer.eot]).strip()
-        texts.append(" ".join(text.split()))
-    return texts
-
-
-def _score(
-    model: WhisperModel, tokenizer: Tokenizer, encoder_output: Any, num_frames: int, texts: list[str]
-) -> list[float | None]:
-    """Mean log-probability of each text's tokens given the span's audio (teacher forcing, no timestamps).
-
-    The end-of-text token is not scored: CTranslate2's `align` reports no usable probability for it, so a
-    hypothesis that stops early is caught by the worker's length check instead."""
-    token_lists = [tokenizer.encode(" " + t.strip()) for t in texts]
-    scores: list[float | None] = []
-    for tokens in token_lists:
-        if not tokens:
-            scores.append(None)
-            continue
-        start = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-        result = model.model.align(encoder_output, start, [tokens], num_frames)[0]
-        probs = np.asarray(result.text_token_probs, dtype=np.float64)
-        if probs.size == 0:
-            scores.append(None)
-            continue
-        value = float(np.mean(np.log(np.clip(probs, 1e-12, 1.0))))
-        scores.append(round(value, 4) if math.isfinite(value) else None)
-    return scores

@@ -8,8 +8,9 @@ at beam 5 and 1), "...されてしまったようです。" then "です" (ja). 
 before is its prompt; a prompted rest costs more than it gains (docs/performance.md, "The text before across a cut").
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
 (at most `max_words` of them, DecodeOptions.rest_echo_words: a timestamp inside the last word or two; more
-repeated than that is a sentence said again), or, in text written without spaces, a first segment that only
-repeats the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within a chunk anyway.
+repeated than that is a sentence said again), or, in text written without spaces, a first segment that only repeats
+the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within
+a chunk anyway.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .decode.fw import FwSegment
-from .hallucination import normalize
+from .model.interface import Decoded
+from .verdicts.per_file import normalize
 
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
 
 
-def without_echo(rest: list[FwSegment], before: FwSegment, max_words: int) -> list[FwSegment]:
+def without_echo(rest: list[Decoded], before: Decoded, max_words: int) -> list[Decoded]:
     """A rest's segments (in order) less the words at their start that repeat the end of `before`, the last segment
     of the text before the rest."""
     first = next((i for i, fw in enumerate(rest) if normalize(fw.text)), None)
@@ -48,7 +49,7 @@ def _echoed_words(before: str, text: str, max_words: int) -> int:
     return 0
 
 
-def _drop_words(fw: FwSegment, n: int) -> None:
+def _drop_words(fw: Decoded, n: int) -> None:
     """`fw` without its first `n` words: its text, and its word timings where it has them (as many of Whisper's
     words as spell the dropped text), the segment then starting at its first word left."""
     pieces = re.findall(r"\s*\S+", fw.text)

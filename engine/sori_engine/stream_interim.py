@@ -7,7 +7,7 @@
   cost accuracy (docs/streaming.md, "Figures").
 - Batched: the sessions that want an interim in one engine step are decoded together, one generate call per group
   of sessions with the same model, options, language and prompt; on CPU the encoder takes them one at a time
-  (decode.fw.encode_clip_by_clip), which costs less there.
+  (the faster-whisper backend's encode_clip_by_clip), which costs less there.
 - Stable: `StablePrefix` shows only what two consecutive hypotheses agree on (LocalAgreement-2; until the
   utterance shows anything, a hypothesis the hallucination stage left whole shows its start alone), and takes a
   shown word back only when two consecutive hypotheses agree on something else there.
@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import hallucination, models
+from . import models
 from .audio import SAMPLE_RATE
-from .decode import verdicts
-from .decode.fw import greedy_texts
 from .decode.options import DEFAULT, DecodeOptions
 from .protocol import Segment, TranscribeParams
+from .verdicts import per_file, per_window
 
 UNSPACED = frozenset({"ja", "zh", "th", "lo", "my", "km"})  # a character is a unit of agreement, not a word
 
@@ -81,19 +80,18 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
     model = models.get_model(first.model)
     assert first.language is not None  # a stream decodes in one fixed language (streaming.parse_open)
     longest = max(w.audio.shape[0] for w in wants)
-    frames = int(window_s(longest, o) * SAMPLE_RATE / model.feature_extractor.hop_length)
-    texts = greedy_texts(
-        model,
+    frames = int(model.frames_of(window_s(longest, o)))
+    texts = model.greedy_texts(
         [w.audio for w in wants],
         frames,
         language=first.language,
         initial_prompt=first.initial_prompt,
         hotwords=first.hotwords,
-        max_new_tokens=int(longest / SAMPLE_RATE * o.interim_tokens_per_s) + 10,
+        max_new_tokens=int(longest / SAMPLE_RATE * o.interim_tokens_per_s) + o.interim_tokens_min,
     )
     out: list[Hypothesis | None] = []
     for w, (text, avg_logprob, no_speech_prob) in zip(wants, texts, strict=True):
-        if not text or verdicts.on_no_speech(no_speech_prob, avg_logprob, o):
+        if not text or per_window.on_no_speech(no_speech_prob, avg_logprob, o):
             out.append(None)
             continue
         seg = Segment(
@@ -104,7 +102,7 @@ def _decode_group(wants: list[Want]) -> list[Hypothesis | None]:
             avg_logprob=avg_logprob,
             no_speech_prob=no_speech_prob,
         )
-        kept = hallucination.clean([seg], hallucination.SpeechMap(hallucination.speech_probs(w.audio)), o)
+        kept = per_file.clean([seg], per_file.SpeechMap(per_file.speech_probs(w.audio)), o)
         # Shown alone (StablePrefix) only as Whisper wrote it: one the stage had to cut ("뭐, 뭐, 뭐, ..." from
         # the first half second of speech) waits for a second hypothesis to agree.
         sure = bool(kept) and kept[0].text == text
@@ -118,7 +116,7 @@ class StablePrefix:
     languages) is shown once two consecutive hypotheses agree on it and everything before it; a shown unit is taken
     back only when two consecutive hypotheses agree on something else in its place (the audio proved it wrong).
     Until anything is shown, a sure hypothesis (Hypothesis.sure) shows its start without waiting for a second.
-    Units are compared normalized (hallucination.normalize), so a comma that comes and goes is no change."""
+    Units are compared normalized (per_file.normalize), so a comma that comes and goes is no change."""
 
     unspaced: bool
     lead_held_back: int = 1  # units of a first hypothesis held back (DecodeOptions.interim_lead_held_back)
@@ -127,7 +125,7 @@ class StablePrefix:
 
     def units(self, text: str) -> list[str]:
         if self.unspaced:  # characters, punctuation left out (it comes and goes between hypotheses)
-            return [c for c in text if hallucination.normalize(c)]
+            return [c for c in text if per_file.normalize(c)]
         return text.split()
 
     def text(self) -> str:
@@ -163,6 +161,6 @@ class StablePrefix:
 def _common(a: list[str], b: list[str]) -> int:
     """Length of the common prefix of two unit lists, compared normalized."""
     n = 0
-    while n < min(len(a), len(b)) and hallucination.normalize(a[n]) == hallucination.normalize(b[n]):
+    while n < min(len(a), len(b)) and per_file.normalize(a[n]) == per_file.normalize(b[n]):
         n += 1
     return n

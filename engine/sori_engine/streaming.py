@@ -40,10 +40,10 @@ from .protocol import (
     EngineError,
     Segment,
     TranscribeParams,
-    _get,
-    _is_bool,
-    _is_nonempty_str,
     bad_request,
+    get_field,
+    is_bool,
+    is_nonempty_str,
     is_number,
     parse_transcribe,
 )
@@ -65,11 +65,11 @@ class OpenParams:
 
 
 def parse_open(params: Mapping[str, Any]) -> OpenParams:
-    session = _get(params, "session", _is_nonempty_str, "a non-empty string")
-    rate = _get(params, "sample_rate", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
+    session = get_field(params, "session", is_nonempty_str, "a non-empty string")
+    rate = get_field(params, "sample_rate", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
     if not 8000 <= rate <= 48000:
         raise bad_request("field sample_rate must be 8000..48000")
-    epd = float(_get(params, "epd_time", is_number, "a number", 0.5))
+    epd = float(get_field(params, "epd_time", is_number, "a number", 0.5))
     if not 0.05 <= epd <= 10.0:
         raise bad_request("field epd_time must be 0.05..10")
     decode = params.get("decode")
@@ -184,7 +184,7 @@ def open_session(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def close_session(params: Mapping[str, Any]) -> dict[str, Any]:
-    session = _get(params, "session", _is_nonempty_str, "a non-empty string")
+    session = get_field(params, "session", is_nonempty_str, "a non-empty string")
     return {"closed": _sessions.pop(session, None) is not None}
 
 
@@ -203,7 +203,7 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
     again in the next step), the interims of all sessions that asked for one are decoded in one batched pass
     (stream_interim.py). An item that fails (unknown session, bad PCM) gets an error of its own and leaves its
     session as it was; the other items go on."""
-    items = _get(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
+    items = get_field(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
     results: list[dict[str, Any]] = []
     wants: list[tuple[int, Session, tuple[int, int]]] = []
     early: list[tuple[Session, tuple[int, int]]] = []
@@ -265,19 +265,21 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
 def _parse_item(item: Any) -> tuple[Session, bytes, bool, bool, bool]:
     if not isinstance(item, dict):
         raise bad_request("each step must be an object")
-    sid = _get(item, "session", _is_nonempty_str, "a non-empty string")
+    sid = get_field(item, "session", is_nonempty_str, "a non-empty string")
     s = _sessions.get(sid)
     if s is None:
         raise bad_request(f"no open session {sid}")
     try:
-        pcm = base64.b64decode(_get(item, "pcm", lambda v: isinstance(v, str), "a base64 string", ""), validate=True)
+        pcm = base64.b64decode(
+            get_field(item, "pcm", lambda v: isinstance(v, str), "a base64 string", ""), validate=True
+        )
     except binascii.Error:
         raise bad_request("field pcm must be base64") from None
     if len(pcm) > MAX_PCM_BYTES or len(pcm) % 2:
         raise bad_request("field pcm must be whole 16-bit samples, at most 8 MiB")
-    interim = _get(item, "interim", _is_bool, "a boolean", False)
-    finish = _get(item, "finish", _is_bool, "a boolean", False)
-    finalize = finish or _get(item, "finalize", _is_bool, "a boolean", False)
+    interim = get_field(item, "interim", is_bool, "a boolean", False)
+    finish = get_field(item, "finish", is_bool, "a boolean", False)
+    finalize = finish or get_field(item, "finalize", is_bool, "a boolean", False)
     return s, pcm, interim, finalize, finish
 
 

@@ -4,9 +4,9 @@
 2. chunks: each window's speech regions merged into chunks of at most one Whisper window of speech;
 3. language: each chunk's language (decode/language.py);
 4. rounds: the chunks of one language decoded in batches, in rounds, checked by the verdicts (decode/rounds.py,
-   decode/verdicts.py);
+   verdicts/per_window.py);
 5. placement: segments moved to file time and kept inside the file (decode/placement.py);
-6. clean: the file-level hallucination rules over the whole transcript (hallucination.py).
+6. clean: the file-level hallucination rules over the whole transcript (verdicts/per_file.py).
 
 After each window a checkpoint is emitted (checkpoint.py). `hook(stage, artefact)`, when given, is called after each
 stage with what it made, for benchmarks and profiles. Every tunable is a field of the request's DecodeOptions.
@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from . import audio as audio_io
-from . import checkpoint, hallucination, models, phone
+from . import checkpoint, models, phone
 from .audio import SAMPLE_RATE
 from .decode import placement, rounds
-from .decode.fw import Prompting, WhisperModel
 from .decode.language import Languages, check_languages
 from .decode.windows import Window, group, skip_to, windows
+from .model.interface import Prompting, SpeechModel
 from .protocol import Segment, TranscribeParams, TranscribeResult
+from .verdicts import per_file
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def transcribe(
 ) -> TranscribeResult:
     """`req.audio_path` transcribed; `emit_progress` gets the fraction done at most every `progress_interval_s`."""
     model = models.get_model(req.model)
-    check_languages(req, model.supported_languages)
+    check_languages(req, model.languages)
     info = audio_io.probe_or_none(req.audio_path)
     expected_s = audio_io.expected_duration(req.audio_path, req.max_duration_s, info)
     progress = ProgressReporter(emit_progress, expected_s, progress_interval_s)
@@ -92,15 +93,14 @@ def transcribe_audio(
     that also saw the audio before it (the session's), used instead of a pass over `audio` alone: scored from its
     first sample, soft reverberant speech fell under the speech map's threshold."""
     model = models.get_model(req.model)
-    check_languages(req, model.supported_languages)
-    fe = model.feature_extractor
-    frames = None if window_s is None else round(window_s * fe.sampling_rate / fe.hop_length)
+    check_languages(req, model.languages)
+    frames = None if window_s is None else round(model.frames_of(window_s))
     progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
     return _run(model, req, [audio], narrowband, progress, None, frames, speech_probs)
 
 
 def _run(
-    model: WhisperModel,
+    model: SpeechModel,
     req: TranscribeParams,
     blocks: Iterable[np.ndarray],
     narrowband: bool,
@@ -113,7 +113,7 @@ def _run(
     o = req.model.decode
     languages = Languages(model, req, o)
     segments: list[Segment] = []
-    speech = hallucination.SpeechMapBuilder()  # the file's speech map, for the last stage
+    speech = per_file.SpeechMapBuilder()  # the file's speech map, for the last stage
     window_s = checkpoint.window_s()
     ckey = checkpoint.key(req, window_s)
     index, start, total = 0, 0, 0  # windows done (here or before a resume), where to start, samples seen
@@ -148,13 +148,13 @@ def _run(
     # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
     placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
     hook("placement", placed)
-    cleaned = hallucination.clean(placed, speech.build(), o)
+    cleaned = per_file.clean(placed, speech.build(), o)
     hook("clean", cleaned)
     return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
 
 
 def _decode_window(
-    model: WhisperModel,
+    model: SpeechModel,
     req: TranscribeParams,
     window: Window,
     languages: Languages,
@@ -171,7 +171,7 @@ def _decode_window(
     for chunk in chunks:
         by_language.setdefault(languages.of(window.audio, chunk), []).append(chunk)
     hook("language", by_language)
-    speech_map = hallucination.SpeechMap(window.probs)  # window time, as the decoded segments
+    speech_map = per_file.SpeechMap(window.probs)  # window time, as the decoded segments
     job = rounds.Job(
         window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SAMPLE_RATE)
     )

@@ -3,9 +3,9 @@
 The transcriber needs both: the regions to decode, and the probabilities for the hallucination stage's speech map.
 faster-whisper's `get_speech_timestamps` runs the model itself and keeps the probabilities to itself, so the two used
 to be two model passes over the same audio. `regions` is its post-processing (FASTER_WHISPER_VERSION, the release
-decode/fw.py pins) copied without the model call, with one change: where a region reaches the maximum length it is
-cut elsewhere (`regions`). `engine/tests/test_vad.py` checks that it otherwise gives what `get_speech_timestamps`
-gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
+engine/pyproject.toml pins) copied without the model call, with one change: where a region reaches the maximum
+length it is cut elsewhere (`regions`). `engine/tests/test_vad.py` checks that it otherwise gives what
+`get_speech_timestamps` gives. `SileroScan` is faster-whisper's model call fed block by block, in small batches
 with the LSTM state carried: the same probabilities without the whole input, or its largest batch, in memory (the
 transcriber's windows and diarization's pass over the file both use it). `rescore_onsets` gives the transcriber's
 windows the first words of speech that starts abruptly after non-speech, which the one pass holds back.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .audio import SAMPLE_RATE
-from .decode.fw import VadOptions, get_vad_model
 from .decode.options import DEFAULT, DecodeOptions
+from .model.faster_whisper_backend import VadOptions, get_vad_model
 
 FRAME = 512  # samples per Silero frame at 16 kHz
 FRAME_S = FRAME / SAMPLE_RATE  # 32 ms

@@ -1,12 +1,12 @@
-"""A batched pass's segments go back to the clip they were decoded in (decode.rounds.decode_once).
-
-The pipeline yields the segments of all clips of a pass in one stream; each carries `seek`, its clip's start in
-feature frames. Assigning by a segment's times instead put a last segment whose end ran past its clip's end (the
-model's last timestamp can point into the padding) into the next clip, and mapped its text with that clip's speech
-regions, seconds away (bench/rtf.py's ko input). Such a segment now also ends where its clip's speech does, and is
-dropped when less than a word's worth of speech follows the segment before it (decode.verdicts.said_past_end). The tests with `fake`
-stand in for faster-whisper's output (a last timestamp in the padding cannot be had from the model on demand): what
-they test is sori's mapping of it. The other runs the real model.
+"""A batched pass's segments go back to the clip they were decoded in (decode.rounds.decode_once). The model yields
+the segments of all clips of a pass in one stream; each says which clip it was decoded in (the faster-whisper
+backend finds it by the `seek` it carries, its clip's start in feature frames). Assigning by a segment's times
+instead put a last segment whose end ran past its clip's end (the model's last timestamp can point into the padding)
+into the next clip, and mapped its text with that clip's speech regions, seconds away (bench/rtf.py's ko input).
+Such a segment now also ends where its clip's speech does, and is dropped when less than a word's worth of speech
+follows the segment before it (verdicts.per_window.said_past_end). The tests with `fake` stand in for the model's
+output (a last timestamp in the padding cannot be had from the model on demand): what they test is sori's mapping
+of it. The other runs the real model.
 """
 
 from __future__ import annotations
@@ -20,19 +20,19 @@ import pytest
 from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination
 from sori_engine.decode import rounds
-from sori_engine.decode.fw import FwSegment, Prompting
 from sori_engine.decode.options import DEFAULT
+from sori_engine.model.interface import Decoded, Prompting
 from sori_engine.vad import FRAME_S
+from sori_engine.verdicts import per_file
 
 SR = audio_io.SAMPLE_RATE
 LIBRI = "en/picovoice_leopard_test_en_librispeech.wav"
 JFK = "en/whisper_jfk.flac"
 
 
-def segment(seek: int, start: float, end: float, text: str) -> FwSegment:
-    return fw_segment(text, start, end, seek=seek)
+def segment(clip: int, start: float, end: float, text: str) -> Decoded:
+    return fw_segment(text, start, end, clip=clip)
 
 
 def test_a_segment_past_its_clips_end_stays_with_its_clip() -> None:
@@ -43,7 +43,7 @@ def test_a_segment_past_its_clips_end_stays_with_its_clip() -> None:
     fake = [
         segment(0, 0.0, 8.0, "first"),
         segment(0, 9.0, 12.5, "runs past its clip"),
-        segment(1000, 10.0, 15.0, "second clip"),
+        segment(1, 10.0, 15.0, "second clip"),
     ]
 
     out = _decode_once_on(fake, chunks, 40 * SR)
@@ -65,7 +65,7 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
     probs = np.zeros(round(40 / FRAME_S), dtype=np.float32)
     probs[: round(6 / FRAME_S)] = 0.9
     probs[round(20 / FRAME_S) : round(23.5 / FRAME_S)] = 0.9
-    speech = hallucination.SpeechMap(probs)
+    speech = per_file.SpeechMap(probs)
     sentence = [segment(0, 0.0, 6.0, "앞 문장입니다."), segment(0, 6.0, 10.8, "마지막 문장은 끝까지 말했어요.")]
     invented = [segment(0, 0.0, 9.4, "앞 문장입니다. 마지막 문장"), segment(0, 9.6, 11.2, "엉무화의료")]
 
@@ -91,18 +91,18 @@ def test_text_timed_past_its_clips_end_needs_speech_of_its_own() -> None:
 
 
 def _decode_once_on(
-    fake: list[FwSegment],
+    fake: list[Decoded],
     chunks: list[list[dict]],
     samples: int,
-    speech: hallucination.SpeechMap | None = None,
-) -> list[list[FwSegment]]:
+    speech: per_file.SpeechMap | None = None,
+) -> list[list[Decoded]]:
     """decode.rounds.decode_once with the batched pass's output stood in for by (fresh copies of) `fake`."""
     fake = [replace(fw) for fw in fake]  # decode_once moves and clips the segments it is given
 
-    def batched(*_args: Any, **_kwargs: Any) -> list[FwSegment]:
+    def batched(*_args: Any, **_kwargs: Any) -> list[Decoded]:
         return fake
 
-    model = SimpleNamespace(frames_per_second=100, max_length=448)
+    model = SimpleNamespace(max_tokens=448)
     settings = rounds.Settings(model, Prompting("ko", 5, False), DEFAULT, batched=batched)  # type: ignore[arg-type]
     job = rounds.Job(np.zeros(samples, dtype=np.float32), chunks, speech)
     return rounds.decode_once(settings, [job], [rounds.Item(0, c) for c in chunks], False)

@@ -1,5 +1,5 @@
-"""Real-model regressions of the decode path (decode/rounds.py, decode/fw.py): each test decodes real speech with
-the small model and asserts bounds and invariants, never an exact word (the int8 model writes slightly different
+"""Real-model regressions of the decode path (decode/rounds.py, model/faster_whisper_pipeline.py): each test decodes
+real speech with the small model and asserts bounds and invariants, never an exact word (the int8 model writes slightly different
 words on different CPUs). The same checks on plain data are in test_verdicts.py, test_chunking.py,
 test_placement.py, test_clip_assignment.py and test_tail.py.
 
@@ -26,12 +26,14 @@ from conftest import Engine
 from transcripts import missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination, models, transcriber, vad
-from sori_engine.decode import fw, rounds, verdicts
-from sori_engine.decode.fw import FwSegment, Prompting, WhisperModel
+from sori_engine import models, transcriber, vad
+from sori_engine.decode import rounds
 from sori_engine.decode.options import DEFAULT, DecodeOptions
-from sori_engine.hallucination import normalize
+from sori_engine.model import faster_whisper_pipeline as fw
+from sori_engine.model.interface import Decoded, Prompting, SpeechModel
 from sori_engine.protocol import ModelConfig, TranscribeParams
+from sori_engine.verdicts import per_file, per_window
+from sori_engine.verdicts.per_file import normalize
 from sori_eval.wav import write_wav
 
 SR = audio_io.SAMPLE_RATE
@@ -75,7 +77,7 @@ def test_clip_end_words_with_beam_5(engine: Engine, model: dict[str, Any], testd
 def test_clip_by_clip_encoder_gives_the_batched_encoder_output(model_dir: Path, testdata: Path) -> None:
     """On CPU the pipeline encodes a batch's clips one at a time (cheaper per clip): the decoder gets the batched
     encoder's output, in the same order, to the rounding another kernel path may give (equal here bit for bit)."""
-    model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
+    model = _cpu_model(model_dir).whisper  # type: ignore[attr-defined]
     pipeline = fw.KeepTailPipeline(model)
     assert isinstance(pipeline.model, fw.ClipByClipEncoder)
     assert pipeline.model.frames_per_second == model.frames_per_second  # the rest is the model's
@@ -103,7 +105,7 @@ def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[
         return " ".join(fw.text for fw in out[0])
 
     nine = replace(DEFAULT, rest_tokens_per_s=9)
-    assert verdicts.rest_tokens(11.0, wm.max_length, nine) == 109
+    assert per_window.rest_tokens(11.0, wm.max_tokens, nine) == 109
     assert transcripts.cer(rest_text(nine), transcripts.reference(testdata, JFK)) <= 0.3
     capped = replace(DEFAULT, rest_tokens_per_s=0, rest_tokens_min=5)
     assert rest_text(replace(capped, missing_s=60.0)) == ""
@@ -113,7 +115,7 @@ def test_a_rest_decoded_to_its_token_cap_is_dropped(testdata: Path, model: dict[
 # ------------------------------------------------------------------------------------------------ suspect chunks
 def _again(
     clip: np.ndarray, model: dict[str, Any], batch: list[tuple[float, float]], window_frames: int | None = None
-) -> tuple[list[FwSegment], str]:
+) -> tuple[list[Decoded], str]:
     wm = models.get_model(ModelConfig(**model))
     settings = rounds.Settings(wm, Prompting("en", model["beam_size"], False), DEFAULT, window_frames)
     return rounds.decode_again(settings, clip, batch)
@@ -177,11 +179,11 @@ def test_a_clip_that_starts_on_a_frame_boundary_keeps_its_text(testdata: Path, m
 
 
 # ------------------------------------------------------------------------------------------------ own encoder windows
-def _cpu_model(model_dir: Path) -> WhisperModel:
+def _cpu_model(model_dir: Path) -> SpeechModel:
     return models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
 
 
-def _padded(model: WhisperModel, clips: list[np.ndarray], frames: int) -> np.ndarray:
+def _padded(model: Any, clips: list[np.ndarray], frames: int) -> np.ndarray:
     """The batch's features as KeepTailPipeline.forward gives them to the encoder: each clip's frames after its
     audio set to its log-mel of silence, the batch cut to `frames`."""
     full = model.feature_extractor.nb_max_frames
@@ -192,7 +194,7 @@ def _padded(model: WhisperModel, clips: list[np.ndarray], frames: int) -> np.nda
 
 
 def test_a_short_clip_is_encoded_in_its_own_window_then_silence(model_dir: Path, testdata: Path) -> None:
-    model = _cpu_model(model_dir)
+    model = _cpu_model(model_dir).whisper  # type: ignore[attr-defined]
     jfk = audio_io.decode(str(testdata / JFK))
     call = audio_io.decode(str(testdata / CALL))[: int(29.5 * SR)]
     feats = _padded(model, [jfk, call], 3000)
@@ -211,7 +213,7 @@ def test_a_short_clip_is_encoded_in_its_own_window_then_silence(model_dir: Path,
 
 
 def test_silence_outputs_are_computed_once_per_level_and_bounded(model_dir: Path) -> None:
-    model = _cpu_model(model_dir)
+    model = _cpu_model(model_dir).whisper  # type: ignore[attr-defined]
     cache = fw.SilenceOutputs(levels=2)
     first = cache.get(model, 80, -0.71)
     assert cache.get(model, 80, -0.69) is first  # the same level, rounded to its step
@@ -272,10 +274,10 @@ def _job(testdata: Path, clips: tuple[str, ...]) -> rounds.Job:
         chunks.append([{"start": pos, "end": pos + x.shape[0]}])
         pos += x.shape[0] + SR
     audio = np.concatenate(parts)
-    return rounds.Job(audio, chunks, hallucination.SpeechMap(vad.probabilities(audio)))
+    return rounds.Job(audio, chunks, per_file.SpeechMap(vad.probabilities(audio)))
 
 
-def _plain(segments: list[FwSegment]) -> list[tuple]:
+def _plain(segments: list[Decoded]) -> list[tuple]:
     return [(fw.start, fw.end, fw.text, fw.avg_logprob) for fw in segments]
 
 

@@ -1,4 +1,4 @@
-"""The hallucination stage (sori_engine/hallucination.py): its rules on plain data, then the real model on shared
+"""The hallucination stage (sori_engine/verdicts/per_file.py): its rules on plain data, then the real model on shared
 clips with non-speech added (invented phrases, loops and tails; docs/engine.md)."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from conftest import Engine
 from transcripts import cer, extra_tail, missing_head, missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine import hallucination as h
 from sori_engine.decode.options import DEFAULT
 from sori_engine.protocol import Segment, Word
 from sori_engine.vad import FRAME_S
+from sori_engine.verdicts import per_file as h
 from sori_eval.wav import write_wav
 
 SR = 16000

@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 from fw_segments import fw_segment as segment
 
-from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
+from sori_engine.model.interface import Decoded, DecodedWord
 from sori_engine.rest_echo import without_echo
 
 CALLS = ("earnings22_1_4482311_3_62", "earnings22_3_4483589_261_321")
 
 
-def texts(segments: list[FwSegment]) -> list[str]:
+def texts(segments: list[Decoded]) -> list[str]:
     return [fw.text for fw in segments]
 
 
@@ -50,14 +50,14 @@ def test_other_rests_stay_as_they_are(before: str, rest: list[str]) -> None:
 
 
 def test_a_dropped_word_takes_its_timing_with_it() -> None:
-    words = [FwWord(start=79.1, end=79.2, word=" the", probability=0.9), FwWord(79.2, 79.5, " past", 0.9)]
+    words = [DecodedWord(start=79.1, end=79.2, word=" the", probability=0.9), DecodedWord(79.2, 79.5, " past", 0.9)]
     (fw,) = without_echo([segment(" the past", 79.1, 79.5, words=words)], segment(" or the"), DEFAULT.rest_echo_words)
     assert (fw.text, fw.start, [w.word for w in fw.words or ()]) == (" past", 79.2, [" past"])
 
 
 def test_the_dropped_words_timings_are_those_that_spell_them() -> None:
     # Whisper's words need not be the text's whitespace-separated ones: here "98%," is two of them.
-    words = [FwWord(5.0, 5.3, " 98", 0.9), FwWord(5.3, 5.5, "%,", 0.9), FwWord(5.5, 5.8, " or", 0.9)]
+    words = [DecodedWord(5.0, 5.3, " 98", 0.9), DecodedWord(5.3, 5.5, "%,", 0.9), DecodedWord(5.5, 5.8, " or", 0.9)]
     (fw,) = without_echo(
         [segment(" 98%, or", 5.0, 5.8, words=words)], segment(" rate of 98%,"), DEFAULT.rest_echo_words
     )

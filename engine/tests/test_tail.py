@@ -3,7 +3,7 @@
 On the 60 s earnings-call clip, batched beam 5 once lost "... over 17 billion Euros". A batched pass can lose a
 chunk's last words in two ways that WhisperModel.transcribe's seek loop covers: faster-whisper's
 _split_segments_by_timestamps leaves out an unfinished last segment (text after the last pair of timestamp tokens,
-no closing timestamp), and the decoder may stop early, before the chunk's last words. decode.fw.KeepTailPipeline keeps
+no closing timestamp), and the decoder may stop early, before the chunk's last words. model.faster_whisper_pipeline.KeepTailPipeline keeps
 the first (tested here at token level); decode.rounds.decode decodes on after the second (on the real model:
 test_decode_regressions.py). See docs/audio.md.
 """
@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faster_whisper.tokenizer import Tokenizer
+
 from sori_engine import models
-from sori_engine.decode import fw
-from sori_engine.decode.fw import Tokenizer
+from sori_engine.model import faster_whisper_pipeline as fw
 from sori_engine.protocol import ModelConfig
 
 
 def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
     """Token level, no decoding: what upstream drops and what the override keeps."""
-    model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1))
+    model = models.get_model(ModelConfig(path=str(model_dir), device="cpu", compute_type="int8", beam_size=1)).whisper  # type: ignore[attr-defined]
     tok = Tokenizer(model.hf_tokenizer, True, task="transcribe", language="en")
 
     def ts(t: float) -> int:
@@ -52,7 +53,7 @@ def test_unfinished_last_segment_is_kept(model_dir: Path) -> None:
 
 
 def test_the_copied_forward_is_pinned_to_the_installed_faster_whisper() -> None:
-    """decode.fw imports only on the faster-whisper release its copy of forward() came from."""
+    """The backend's copy imports only on the faster-whisper release its copy of forward() came from."""
     import faster_whisper
 
     assert faster_whisper.__version__ == fw.FASTER_WHISPER_VERSION

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from faster_whisper.vad import get_speech_timestamps
 
 from sori_engine import audio, vad
-from sori_engine.decode.fw import get_speech_timestamps
 from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.windows import vad_options
 

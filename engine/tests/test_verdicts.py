@@ -1,4 +1,4 @@
-"""The verdicts on plain data (decode.verdicts): which batched results are suspect (a loop, a replay, nothing from
+"""The verdicts on plain data (verdicts.per_window): which batched results are suspect (a loop, a replay, nothing from
 speech, a low-confidence pass), and how much of a confident pass that ends in a loop is kept (before_loop). What is
 done with a suspect chunk, on the real model: test_decode_regressions.py."""
 
@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from fw_segments import fw_segment
 
-from sori_engine.decode.fw import FwSegment, FwWord
 from sori_engine.decode.options import DEFAULT
-from sori_engine.decode.verdicts import before_loop, replay_start, stretched_tail, suspect
+from sori_engine.model.interface import Decoded, DecodedWord
+from sori_engine.verdicts.per_window import before_loop, replay_start, stretched_tail, suspect
 
 
-def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> FwSegment:
+def _seg(start: float, end: float, text: str, avg_logprob: float = -0.2, compression_ratio: float = 1.0) -> Decoded:
     return fw_segment(text, start, end, avg_logprob=avg_logprob, compression_ratio=compression_ratio)
 
 
@@ -43,10 +43,14 @@ def test_a_pass_that_finds_its_place_again_after_a_loop_keeps_what_follows() -> 
 
 def test_a_last_word_stretched_over_unwritten_speech_is_found() -> None:
     # Whisper stopped at "the sort of" with 6 s of speech left; alignment gave "of" all of it.
-    words = [FwWord(21.7, 22.16, " really", 0.9), FwWord(22.4, 22.58, " sort", 0.9), FwWord(22.58, 28.98, " of", 0.9)]
+    words = [
+        DecodedWord(21.7, 22.16, " really", 0.9),
+        DecodedWord(22.4, 22.58, " sort", 0.9),
+        DecodedWord(22.58, 28.98, " of", 0.9),
+    ]
     stretched = fw_segment(" really sort of", 21.7, 28.98, words=words)
     assert stretched_tail(stretched, DEFAULT) == 22.58
-    words[-1] = FwWord(22.58, 22.7, " of", 0.9)
+    words[-1] = DecodedWord(22.58, 22.7, " of", 0.9)
     assert stretched_tail(fw_segment(" really sort of", 21.7, 22.7, words=words), DEFAULT) is None
     assert stretched_tail(_seg(0.0, 9.0, "no word times"), DEFAULT) is None
 

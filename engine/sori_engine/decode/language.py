@@ -5,18 +5,32 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
-from ..protocol import TranscribeParams, bad_request
-from .fw import WhisperModel, language_scores
+from ..errors import bad_request
+from ..model.interface import SpeechModel
 from .options import DecodeOptions
 from .windows import Region, cut
 
 log = logging.getLogger(__name__)
 
 
-def check_languages(req: TranscribeParams, supported: list[str]) -> None:
+class LanguageAsk(Protocol):
+    """What a request asks of this stage (a transcribe request's fields of the same names)."""
+
+    @property
+    def language_mode(self) -> str: ...  # fixed, detect or multi
+    @property
+    def language(self) -> str | None: ...  # the code, for fixed
+    @property
+    def language_candidates(self) -> tuple[str, ...] | None: ...  # detection restricted to these
+    @property
+    def audio_path(self) -> str: ...  # for the log
+
+
+def check_languages(req: LanguageAsk, supported: list[str]) -> None:
     """A language code the model does not know is a bad request."""
     codes = list(req.language_candidates or [])
     if req.language_mode == "fixed" and req.language:
@@ -27,11 +41,11 @@ def check_languages(req: TranscribeParams, supported: list[str]) -> None:
 
 
 def detect(
-    model: WhisperModel, audio: np.ndarray, candidates: tuple[str, ...] | None, o: DecodeOptions
+    model: SpeechModel, audio: np.ndarray, candidates: tuple[str, ...] | None, o: DecodeOptions
 ) -> dict[str, float]:
     """Language probabilities from the first 30 s window of `audio`: the `top_languages` most likely, or the
     candidates' renormalized (equal when the model gives them nothing)."""
-    probs = dict(language_scores(model, audio))
+    probs = dict(model.detect_language(audio))
     if not candidates:
         return dict(list(probs.items())[: o.top_languages])
     restricted = {code: probs.get(code, 0.0) for code in candidates}
@@ -44,7 +58,7 @@ def detect(
 class Languages:
     """The language state of one request: what each chunk is decoded in, and what the file is reported as."""
 
-    def __init__(self, model: WhisperModel, req: TranscribeParams, o: DecodeOptions) -> None:
+    def __init__(self, model: SpeechModel, req: LanguageAsk, o: DecodeOptions) -> None:
         self.model = model
         self.req = req
         self.o = o

@@ -35,12 +35,13 @@ class DecodeOptions:
     max_rounds: int = 2  # batched passes: the first and one round for the speech after an early stop
     tail_s: float = 0.6  # undecoded speech after a chunk's last segment that is decoded on (VAD padding is 0.4 s)
     longest_word_s: float = 1.5  # a last word timed longer was stretched over speech its text does not hold
+    stretched_word_s: float = 0.5  # ... and is cut to end this long after its start (a third of longest_word_s)
     encoder_margin_s: float = 1.0  # audio after a batch's longest clip that the encoder still sees
     encoder_min_s: float = 10.0  # the least audio the encoder sees: shorter windows lost characters
     # --- the sequential re-decode (faster-whisper's temperature fallback)
     fallback_steps: int = 5  # temperatures after 0.0, by 0.2
     sampling_seed: int = 0  # the fallback samples: seeded, the same audio gives the same text in every process
-    # --- verdicts (decode/verdicts.py)
+    # --- verdicts (verdicts/per_window.py)
     min_logprob: float = -1.0  # a pass or a segment (rule 4) below this is unsure (faster-whisper's log_prob_threshold)
     no_speech_prob: float = 0.6  # with min_logprob, text on no speech (faster-whisper's no_speech_threshold)
     max_compression: float = 2.4  # text compression ratio above which a result is a loop (faster-whisper's)
@@ -50,10 +51,11 @@ class DecodeOptions:
     replay_min_chars: int = 12  # a replay (earlier text written again) of at least this many characters
     replay_chars_per_s: float = 30.0  # ... written faster than this over the clip's audio
     rest_echo_words: int = 3  # most words of a rest's start dropped as the echo of the text before it
-    # --- the speech map and the hallucination stage (hallucination.py; docs/engine.md, "Hallucination control")
+    # --- the speech map and the hallucination stage (verdicts/per_file.py; docs/engine.md, "Hallucination control")
     speech_frame_prob: float = 0.3  # a frame is speech at this Silero probability: 98 % of speech, <1 % of noise
     no_speech_share: float = 0.05  # a segment under which less than this share of the frames is speech is dropped
     loop_repeats: int = 3  # a unit repeated this many times in a row is a loop
+    repeat_min_chars: int = 4  # a segment saying its predecessor's text again, this long or more, is a loop (rule 1)
     word_speech_s: float = 0.15  # speech frames a word needs under it to count as said (an invented one has none)
     syllable_speech_s: float = 0.06  # ... and per Hangul syllable, kana or kanji: half of the 0.12 s saying one takes
     letter_speech_s: float = 0.03  # ... and per Latin letter: half of 0.06 s (about 15 letters/s)
@@ -65,6 +67,7 @@ class DecodeOptions:
     interim_min_window_s: float = 10.0  # shorter windows (the utterance alone) make Whisper loop
     interim_window_step_s: float = 5.0  # an interim's window grows in these steps
     interim_tokens_per_s: int = 15  # most tokens an interim writes per second of audio: a loop stops there
+    interim_tokens_min: int = 10  # ... and this many more: a short utterance's first words
     interim_lead_held_back: int = 1  # words of a first hypothesis held back (twice as many characters unspaced)
     # --- streaming sessions' end-pointing (streaming.py; docs/streaming.md, "How a session works")
     stream_min_speech_frames: int = 5  # 0.16 s of speech frames before an utterance counts as begun (a click does not)

@@ -5,13 +5,16 @@ chunk's speech."""
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterable
 from dataclasses import replace
 
-from ..protocol import Segment, Word
-from .fw import FwSegment
+from ..audio import SAMPLE_RATE
+from ..model.interface import Decoded
+from ..transcript import Segment, Word
 
 
-def shift(fw: FwSegment, dt: float) -> FwSegment:
+def shift(fw: Decoded, dt: float) -> Decoded:
     """`fw` (and its words) moved by `dt` seconds, in place."""
     fw.start += dt
     fw.end += dt
@@ -21,7 +24,44 @@ def shift(fw: FwSegment, dt: float) -> FwSegment:
     return fw
 
 
-def within(fw: FwSegment, length_s: float) -> FwSegment:
+def to_window_time(segments: Iterable[Decoded], chunk: list[dict]) -> list[Decoded]:
+    """Segments decoded from a chunk's speech regions laid end to end (`chunk`: window samples) moved, in place,
+    to window time: each time shifted by the silence cut out before the region it falls in, rounded to 10 ms; a
+    word's start and end by the region of its middle, a segment with words then spanning them. faster-whisper's
+    `restore_speech_timestamps`, whose numbers it keeps."""
+    ends: list[int] = []  # each region's end, in samples of the speech laid end to end
+    silence_before: list[float] = []  # seconds cut out before each region
+    previous_end = silent = 0
+    for r in chunk:
+        silent += r["start"] - previous_end
+        previous_end = r["end"]
+        ends.append(r["end"] - silent)
+        silence_before.append(silent / SAMPLE_RATE)
+
+    def region_of(t: float, is_end: bool = False) -> int:
+        sample = int(t * SAMPLE_RATE)
+        if is_end and sample in ends:
+            return ends.index(sample)
+        return min(bisect.bisect(ends, sample), len(ends) - 1)
+
+    def moved(t: float, region: int) -> float:
+        return round(silence_before[region] + t, 2)
+
+    out = []
+    for fw in segments:
+        if fw.words:
+            for w in fw.words:
+                region = region_of((w.start + w.end) / 2)
+                w.start, w.end = moved(w.start, region), moved(w.end, region)
+            fw.start, fw.end = fw.words[0].start, fw.words[-1].end
+        else:
+            fw.start = moved(fw.start, region_of(fw.start))
+            fw.end = moved(fw.end, region_of(fw.end, is_end=True))
+        out.append(fw)
+    return out
+
+
+def within(fw: Decoded, length_s: float) -> Decoded:
     """A segment's times (chunk time) kept inside its chunk's speech, `length_s` long, in place."""
     fw.start = clip(fw.start, 0.0, length_s)
     fw.end = clip(fw.end, fw.start, length_s)
@@ -31,7 +71,7 @@ def within(fw: FwSegment, length_s: float) -> FwSegment:
     return fw
 
 
-def to_segment(fw: FwSegment, language: str, with_words: bool, offset_s: float) -> Segment | None:
+def to_segment(fw: Decoded, language: str, with_words: bool, offset_s: float) -> Segment | None:
     """The protocol's segment of a decoded one in window time, `offset_s` the window's start in the file; None
     when it has no text."""
     text = fw.text.strip()

@@ -1,10 +1,9 @@
-"""Stage 3, batched rounds: chunks decoded with faster-whisper's batched pipeline, `batch_size` at a time, in rounds.
-
-A batched pass is one greedy/beam pass per chunk at temperature 0 with no seek loop, so two things
+"""Stage 3, batched rounds: chunks decoded by the model's batched pass (SpeechModel.decode_clips), `batch_size` at a
+time, in rounds. A batched pass is one greedy/beam pass per chunk at temperature 0 with no seek loop, so two things
 WhisperModel.transcribe's loop does are done here: the unfinished last segment of a chunk is kept
-(fw.KeepTailPipeline), and the speech of a chunk after its last decoded segment (when at least `tail_s` of it is
-left and it holds a word) is decoded on in another round, as a chunk of its own (a rest). A chunk whose result the
-verdicts find suspect is decoded again alone (`decode_again`).
+(SpeechModel.decode_clips), and the speech of a chunk after its last decoded segment (when at least `tail_s` of it
+is left and it holds a word) is decoded on in another round, as a chunk of its own (a rest). A chunk whose result
+the verdicts find suspect is decoded again alone (`decode_again`).
 
 `decode` takes the chunks of several owners (`Job`: a request's window, or several requests' windows) that share
 their decode settings (`Settings`), batches them together and gives each owner its own segments: what the owner
@@ -19,21 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import hallucination, rest_echo
+from .. import rest_echo
 from ..audio import SAMPLE_RATE
-from . import verdicts
-from .fw import (
-    FwSegment,
-    Prompting,
-    WhisperModel,
-    encoder_frames,
-    restore_speech_timestamps,
-    seek_of_clip,
-    transcribe_clips,
-)
-from .fw import transcribe_sequential as fw_sequential
+from ..model.interface import Decoded, Prompting, SpeechModel
+from ..verdicts import per_file, per_window
 from .options import DecodeOptions
-from .placement import shift, within
+from .placement import shift, to_window_time, within
 from .windows import Region, after, cut, samples
 
 
@@ -41,12 +31,12 @@ from .windows import Region, after, cut, samples
 class Settings:
     """What every chunk of one decode shares: jobs whose settings are equal can be decoded together."""
 
-    model: WhisperModel
+    model: SpeechModel
     prompting: Prompting
     options: DecodeOptions
     window_frames: int | None = None  # a fixed encoder window (a streaming utterance's); None: sized to each batch
-    # The batched pass (fw.transcribe_clips): a test of what is done with its output stands in a fixed one.
-    batched: Callable[..., Iterable[FwSegment]] = transcribe_clips
+    # The batched pass (SpeechModel.decode_clips): a test of what is done with its output stands in a fixed one.
+    batched: Callable[..., Iterable[Decoded]] | None = None
 
 
 def _nothing(_sample: int) -> None:
@@ -56,13 +46,13 @@ def _nothing(_sample: int) -> None:
 @dataclass
 class Job:
     """One owner's chunks: lists of speech regions of `audio` (window samples, at most `chunk_s` of speech each).
-    `speech_map`: Silero's probabilities of `audio` (verdicts.without_text_past_end; None: times are only kept
+    `speech_map`: Silero's probabilities of `audio` (per_window.without_text_past_end; None: times are only kept
     inside their chunk). `reached(sample)` is told, as each batch comes in, the sample of `audio` up to which its
     chunks have been decoded (for progress)."""
 
     audio: np.ndarray
     chunks: list[list[Region]]
-    speech_map: hallucination.SpeechMap | None = None
+    speech_map: per_file.SpeechMap | None = None
     reached: Callable[[int], None] = field(default=_nothing)
 
 
@@ -72,14 +62,14 @@ class Item:
 
     owner: int
     chunk: list[Region]
-    before: FwSegment | None = None  # a rest's text before it: its chunk's last segment
+    before: Decoded | None = None  # a rest's text before it: its chunk's last segment
 
 
-def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
-    """Each job's segments (faster-whisper's, in the time of its `audio`, in time order), its chunks decoded in
+def decode(s: Settings, jobs: list[Job]) -> list[list[Decoded]]:
+    """Each job's segments (in the time of its `audio`, in time order), its chunks decoded in
     batches together with the other jobs' chunks, in rounds."""
     o = s.options
-    out: list[list[FwSegment]] = [[] for _ in jobs]
+    out: list[list[Decoded]] = [[] for _ in jobs]
     items = [Item(j, chunk) for j, job in enumerate(jobs) for chunk in job.chunks]
     for round_ in range(o.max_rounds):
         if not items:
@@ -94,7 +84,7 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
                 continue
             last = max(said, key=lambda fw: fw.end)
             rest = after(item.chunk, int(_said_until(last, o) * SAMPLE_RATE))
-            if samples(rest) >= o.tail_s * SAMPLE_RATE and verdicts.holds_a_word(cut(audio, rest), o):
+            if samples(rest) >= o.tail_s * SAMPLE_RATE and per_window.holds_a_word(cut(audio, rest), o):
                 tails.append(Item(item.owner, rest, last))
         if not tails or round_ + 1 == o.max_rounds:
             break
@@ -104,27 +94,27 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[FwSegment]]:
     return out
 
 
-def _said_until(fw: FwSegment, o: DecodeOptions) -> float:
+def _said_until(fw: Decoded, o: DecodeOptions) -> float:
     """Where the speech a chunk's last segment says ends: its end, or the start of a last word stretched over speech
-    the text does not hold (verdicts.stretched_tail), the segment and that word then cut to end a third of
-    `longest_word_s` after it."""
-    start = verdicts.stretched_tail(fw, o)
-    last = verdicts.last_word(fw)
+    the text does not hold (per_window.stretched_tail), the segment and that word then cut to end
+    `stretched_word_s` after it."""
+    start = per_window.stretched_tail(fw, o)
+    last = per_window.last_word(fw)
     if start is None or last is None:
         return float(fw.end)
-    fw.end = last.end = start + o.longest_word_s / 3
+    fw.end = last.end = start + o.stretched_word_s
     return start
 
 
-def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) -> list[list[FwSegment]]:
+def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) -> list[list[Decoded]]:
     """One batched pass over `items`: each chunk's speech regions are laid end to end as one clip; returns the
     segments of each chunk in its job's time. A chunk whose result is suspect is decoded again alone; for `rests`
     (the speech after an early stop, often a second or two) that would cost a full window each, so only their
-    loops and made-up text are dropped (verdicts.hallucinated, verdicts.ran_to_cap) -- but a rest that loops over
+    loops and made-up text are dropped (per_window.hallucinated, per_window.ran_to_cap) -- but a rest that loops over
     `missing_s` or more of speech is decoded again sequentially, with the temperature fallback (a run of
     backchannels in a meeting looped twice, and 8 s of speech were lost). Segment times are kept inside
     their chunk's speech (placement.within); with the job's speech map, text timed past its chunk's end with no
-    word's speech left for it is dropped (verdicts.without_text_past_end)."""
+    word's speech left for it is dropped (per_window.without_text_past_end)."""
     o = s.options
     if len({item.owner for item in items}) <= 1:
         owner = items[0].owner if items else 0
@@ -140,39 +130,33 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
     longest: dict[int, float] = {}
     for item, (a, b) in zip(items, clips, strict=True):
         longest[item.owner] = max(longest.get(item.owner, 0.0), b - a)
-    max_length = s.model.max_length
-    cap = verdicts.rest_tokens(max(longest.values()), max_length, o) if rests and items else None
-    own_cap = {j: verdicts.rest_tokens(d, max_length, o) for j, d in longest.items()} if rests else {}
+    max_length = s.model.max_tokens
+    cap = per_window.rest_tokens(max(longest.values()), max_length, o) if rests and items else None
+    own_cap = {j: per_window.rest_tokens(d, max_length, o) for j, d in longest.items()} if rests else {}
     batched = _clips(s, speech, clips, s.window_frames, 2 * cap if cap else None)
-    per_clip: list[list[FwSegment]] = [[] for _ in clips]
-    # A segment goes to the clip the pipeline decoded it in, found by the `seek` it carries: that clip's start in
-    # feature frames, computed as the pipeline computes it. Not by its times: a clip's first segment starts at the
-    # clip's start rounded to 3 decimals, which can fall just before it, and a last segment can run past its clip's
-    # end (Whisper's last timestamp may point into the padding). Nor by comparing `seek` with the starts: a clip
-    # starting on a frame boundary (74.32 s) has seek 7431 by float rounding.
-    clip_of = {seek_of_clip(a, s.model.frames_per_second): i for i, (a, _b) in enumerate(clips)}
+    per_clip: list[list[Decoded]] = [[] for _ in clips]
     bs = o.batch_size
     for fw in batched:  # a generator: each batch is decoded when its first segment is asked for
-        i = clip_of[fw.seek]
+        i = fw.clip  # the backend says which clip: by its times, a last segment past its clip's end went astray
         per_clip[i].append(fw)
         ends: dict[int, int] = {}  # a segment of clip i: its whole batch is decoded
         for item in items[i // bs * bs : min(len(items), (i // bs + 1) * bs)]:
             ends[item.owner] = item.chunk[-1]["end"]
         for j, end in ends.items():
             jobs[j].reached(end)
-    out: list[list[FwSegment]] = []
+    out: list[list[Decoded]] = []
     for i, (item, (a, b), segs) in enumerate(zip(items, clips, per_clip, strict=True)):
         if rests:  # the speech after an early stop: keep what it gave, bar loops and text made up from silence
             clip = speech[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)]
-            if verdicts.looped(segs, own_cap[item.owner], o) and hallucination.own_speech_s(clip, o) >= o.missing_s:
+            if per_window.looped(segs, own_cap[item.owner], o) and per_file.own_speech_s(clip, o) >= o.missing_s:
                 # A loop over this much speech says the decoder lost its place, not that there is no speech.
-                segs = [fw for fw in decode_sequential(s, clip) if not verdicts.hallucinated(fw, o)]
-            elif verdicts.ran_to_cap(segs, own_cap[item.owner]):
+                segs = [fw for fw in decode_sequential(s, clip) if not per_window.hallucinated(fw, o)]
+            elif per_window.ran_to_cap(segs, own_cap[item.owner]):
                 segs = []
             else:
-                segs = [shift(fw, -a) for fw in segs if not verdicts.hallucinated(fw, o)]
-        elif verdicts.suspect(segs, a, b, o):
-            kept = verdicts.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
+                segs = [shift(fw, -a) for fw in segs if not per_window.hallucinated(fw, o)]
+        elif per_window.suspect(segs, a, b, o):
+            kept = per_window.before_loop(segs, b, o)  # the speech after a kept part is decoded on in the next round
             batch = clips[i // bs * bs : (i // bs + 1) * bs]
             segs = (
                 [shift(fw, -a) for fw in kept]
@@ -183,9 +167,11 @@ def decode_once(s: Settings, jobs: list[Job], items: list[Item], rests: bool) ->
             segs = [shift(fw, -a) for fw in segs]
         overran = [fw.end > b - a for fw in segs]
         segs = [within(fw, b - a) for fw in segs]
-        mapped = list(restore_speech_timestamps(segs, item.chunk, SAMPLE_RATE))  # chunk time -> the job's time
+        mapped = to_window_time(segs, item.chunk)  # chunk time -> the job's time
         speech_map = jobs[item.owner].speech_map
-        out.append(verdicts.without_text_past_end(mapped, overran, speech_map, o) if speech_map is not None else mapped)
+        out.append(
+            per_window.without_text_past_end(mapped, overran, speech_map, o) if speech_map is not None else mapped
+        )
     return out
 
 
@@ -195,10 +181,10 @@ def _clips(
     clips: list[tuple[float, float]],
     window_frames: int | None,
     max_new_tokens: int | None = None,
-) -> Iterable[FwSegment]:
+) -> Iterable[Decoded]:
     o = s.options
-    return s.batched(
-        s.model,
+    batched = s.batched or s.model.decode_clips
+    return batched(
         audio,
         clips,
         s.prompting,
@@ -210,7 +196,7 @@ def _clips(
     )
 
 
-def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]) -> tuple[list[FwSegment], str]:
+def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]) -> tuple[list[Decoded], str]:
     """A suspect clip decoded again: first alone in its own encoder window, when that is shorter than its batch's
     (the batch's window is its longest clip's), then, if the result still looks wrong, sequentially with the
     temperature fallback. Greedy decoding can stop after a word or two on a clip that decodes well in another
@@ -218,28 +204,26 @@ def decode_again(s: Settings, clip: np.ndarray, batch: list[tuple[float, float]]
     always pays for a 30 s window (docs/performance.md, "A suspect chunk"). Returns the segments and which decode
     gave them: "own window" or "sequential"."""
     o = s.options
-    model = s.model
     duration = clip.shape[0] / SAMPLE_RATE
-    full = model.feature_extractor.nb_max_frames
-    own = encoder_frames([duration], full, model, o.encoder_margin_s, o.encoder_min_s)
-    batch_frames = encoder_frames([b - a for a, b in batch], full, model, o.encoder_margin_s, o.encoder_min_s)
+    own = s.model.encoder_frames([duration], o.encoder_margin_s, o.encoder_min_s)
+    batch_frames = s.model.encoder_frames([b - a for a, b in batch], o.encoder_margin_s, o.encoder_min_s)
     if s.window_frames is None and own < batch_frames:
         again = list(_clips(s, clip, [(0.0, duration)], own))
-        if not verdicts.suspect(again, 0.0, duration, o):
+        if not per_window.suspect(again, 0.0, duration, o):
             return again, "own window"
     return decode_sequential(s, clip), "sequential"
 
 
-def decode_sequential(s: Settings, audio: np.ndarray) -> list[FwSegment]:
-    """WhisperModel.transcribe over `audio` with the temperature fallback (0.0 then up by 0.2, `fallback_steps`
-    more) and faster-whisper's own gates at the options' thresholds."""
+def decode_sequential(s: Settings, audio: np.ndarray) -> list[Decoded]:
+    """The model's sequential decode of `audio` with the temperature fallback (0.0 then up by 0.2, `fallback_steps`
+    more) and its gates at the options' thresholds."""
     o = s.options
-    return fw_sequential(
-        s.model,
+    return s.model.decode_sequential(
         audio,
         s.prompting,
         temperatures=[round(0.2 * i, 1) for i in range(o.fallback_steps + 1)],
         log_prob_threshold=o.min_logprob,
         no_speech_threshold=o.no_speech_prob,
+        compression_ratio_threshold=o.max_compression,
         seed=o.sampling_seed,
     )

@@ -15,7 +15,6 @@ import numpy as np
 
 from .. import vad
 from ..audio import SAMPLE_RATE
-from .fw import VadOptions
 from .options import DecodeOptions
 
 Region = dict  # {"start": sample, "end": sample}, the shape faster-whisper's VAD helpers use
@@ -31,9 +30,9 @@ class Window:
     probs: np.ndarray  # Silero's speech probability of each 32 ms frame of `audio` (the verdicts' speech map)
 
 
-def vad_options(narrowband: bool, options: DecodeOptions) -> VadOptions:
+def vad_options(narrowband: bool, options: DecodeOptions) -> vad.VadOptions:
     """Silero's settings for a file: the phone threshold for narrow-band audio (phone.py)."""
-    return VadOptions(
+    return vad.VadOptions(
         threshold=options.phone_vad_threshold if narrowband else options.vad_threshold,
         max_speech_duration_s=options.speech_s,
         min_silence_duration_ms=options.min_silence_ms,

@@ -45,7 +45,7 @@ class Windowing:
 
 def vad_regions(probs: np.ndarray, n_samples: int, cfg: DiarizeConfig) -> list[tuple[int, int]]:
     """Speech regions (frames) from Silero's probabilities, with the diarization's VAD settings."""
-    from ..decode.fw import VadOptions
+    from ..vad import VadOptions
 
     opts = VadOptions(
         threshold=cfg.vad_threshold,

@@ -1,4 +1,5 @@
-"""Hallucination control: the last stage of `transcribe`, over the segments in file time and the file's speech map.
+"""Per-file verdicts, hallucination control (the line: verdicts/__init__.py): the last stage of `transcribe`, over
+the segments in file time and the file's speech map.
 
 Whisper invents text where there is no speech (a closing phrase on trailing line noise, "Thank you." after the
 last word) and loops (one phrase repeated until the window ends). Four rules, each a plain function over plain
@@ -37,10 +38,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import vad
-from .decode.options import DecodeOptions
-from .protocol import Segment, Word
-from .vad import FRAME_S
+from .. import vad
+from ..decode.options import DecodeOptions
+from ..transcript import Segment, Word
+from ..vad import FRAME_S
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def phrases(language: str, folder: str = "hallucinations") -> frozenset[str]:
     """The bag of hallucinations of a language (normalized), empty for a language without a list; with
     `folder="backchannels"`, its backchannels ("yeah", "네", "はい": said again and again by listeners, not a loop)."""
     resource = (
-        importlib.resources.files(__package__).joinpath(folder).joinpath(f"{language}.txt")
+        importlib.resources.files("sori_engine").joinpath(folder).joinpath(f"{language}.txt")
     )  # one part per call on 3.10
     if not resource.is_file():
         return frozenset()
@@ -365,15 +366,15 @@ def deloop_across(prev: Segment, seg: Segment, o: DecodeOptions, speech: SpeechM
 
 
 def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None, o: DecodeOptions) -> bool:
-    """`seg` says the sentence (4+ characters) of the segment before it again: a loop across segments, dropped --
-    unless, with a speech map, it lies on speech of its own and is only the second time in a row. Whisper, unsure,
-    can write the previous sentence again over the next one (AMR-NB ko/deeply_dancestudio_sub100110a00036:
-    "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of speech of "면접만 보면 꼭 떨어지네"), and a speaker
-    can say a sentence twice: dropping the copy would leave that speech with no text at all (17 edits against 15
-    kept). A third time in a row is a loop whatever lies under it, but for backchannels ("Yeah." "Yeah." "Yeah."),
-    which listeners do say again and again."""
+    """`seg` says the sentence (`repeat_min_chars` or more) of the segment before it again: a loop across segments,
+    dropped -- unless, with a speech map, it lies on speech of its own and is only the second time in a row.
+    Whisper, unsure, can write the previous sentence again over the next one (AMR-NB
+    ko/deeply_dancestudio_sub100110a00036: "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of speech of "면접만 보면 꼭
+    떨어지네"), and a speaker can say a sentence twice: dropping the copy would leave that speech with no text at all
+    (17 edits against 15 kept). A third time in a row is a loop whatever lies under it, but for backchannels
+    ("Yeah." "Yeah." "Yeah."), which listeners do say again and again."""
     text = normalize(seg.text)
-    if not out or len(text) < 4 or normalize(out[-1].text) != text:
+    if not out or len(text) < o.repeat_min_chars or normalize(out[-1].text) != text:
         return False
     third = len(out) >= 2 and normalize(out[-2].text) == text
     if speech is None or (third and not backchannel_run(seg.text, seg.language)):

@@ -1,10 +1,11 @@
-"""The engine's one door into faster-whisper and CTranslate2: no other module imports either.
+"""What the faster-whisper backend copies of faster-whisper's internals, with sori's changes: the batched
+pipeline's forward() keeping a clip's unfinished last segment, each clip encoded in its own window, silence padding.
 
-Everything of theirs the engine uses is named here, public API and internals alike, so an upgrade is checked in one
-file. `BatchedInferencePipeline.forward` is not public API: it is copied here from the faster-whisper release named by
+`BatchedInferencePipeline.forward` is not public API: it is copied here from the faster-whisper release named by
 FASTER_WHISPER_VERSION, with the changes KeepTailPipeline's docstring lists. Importing this module fails on any other
 release, so an upgrade cannot silently run an old copy against new internals: diff the new upstream forward() with
-this one, carry the change over, then move FASTER_WHISPER_VERSION and engine/pyproject.toml's pin together.
+this one, carry the change over, then move FASTER_WHISPER_VERSION and engine/pyproject.toml's pin together. Only
+the backend (faster_whisper_backend.py) and this module import faster-whisper or CTranslate2.
 """
 
 from __future__ import annotations
@@ -12,41 +13,22 @@ from __future__ import annotations
 import math
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 import ctranslate2
 import faster_whisper
 import numpy as np
 from faster_whisper import BatchedInferencePipeline, WhisperModel
-from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
-from faster_whisper.transcribe import Segment as FwSegment
-from faster_whisper.transcribe import Word as FwWord
-from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens, restore_speech_timestamps
-from faster_whisper.vad import VadOptions, get_speech_timestamps, get_vad_model
+from faster_whisper.transcribe import get_compression_ratio
 
 from ..audio import SAMPLE_RATE
-
-__all__ = [
-    "FwSegment",
-    "FwWord",
-    "Tokenizer",
-    "VadOptions",
-    "WhisperModel",
-    "get_speech_timestamps",
-    "get_suppressed_tokens",
-    "get_vad_model",
-    "pad_or_trim",
-    "restore_speech_timestamps",
-]
 
 FASTER_WHISPER_VERSION = "1.2.1"
 
 if faster_whisper.__version__ != FASTER_WHISPER_VERSION:
     raise ImportError(
-        f"sori_engine.decode.fw copies BatchedInferencePipeline.forward from faster-whisper {FASTER_WHISPER_VERSION}, "
+        f"sori_engine.model.faster_whisper_pipeline copies BatchedInferencePipeline.forward from faster-whisper "
+        f"{FASTER_WHISPER_VERSION}, "
         f"but {faster_whisper.__version__} is installed: compare the two and update the copy (module docstring)"
     )
 
@@ -279,139 +261,4 @@ def silence_padded(features: np.ndarray, chunks_metadata: list[dict], frames: in
         n = min(int(np.ceil(meta["duration"] * fps)), frames)
         if 0 < n < frames:
             out[i, :, n:] = silence_level(out[i, :, :n])
-    return out
-
-
-@dataclass(frozen=True)
-class Prompting:
-    """What a decode is asked for besides its audio: the same for every clip of a batch."""
-
-    language: str  # a language code Whisper knows
-    beam_size: int  # 1: greedy
-    word_timestamps: bool  # words with times (faster-whisper's cross-attention alignment)
-    initial_prompt: str | None = None  # text before the audio, as the decoder's context
-    hotwords: str | None = None  # faster-whisper's hotwords, used without a prompt
-
-    def arguments(self) -> dict[str, Any]:
-        """WhisperModel.transcribe's and BatchedInferencePipeline.transcribe's arguments for these."""
-        return {
-            "language": self.language,
-            "task": "transcribe",
-            "beam_size": self.beam_size,
-            "word_timestamps": self.word_timestamps,
-            "initial_prompt": self.initial_prompt,
-            "hotwords": self.hotwords,
-        }
-
-
-def transcribe_clips(
-    model: WhisperModel,
-    audio: np.ndarray,
-    clips: list[tuple[float, float]],
-    prompting: Prompting,
-    *,
-    batch_size: int,
-    window_frames: int | None,
-    margin_s: float,
-    min_s: float,
-    max_new_tokens: int | None = None,
-) -> Iterable[FwSegment]:
-    """KeepTailPipeline over `clips` ((start, end) seconds of `audio`), `batch_size` at a time, in an encoder window
-    of `window_frames` (None: each batch's longest clip's, `encoder_frames`), each clip decoded to at most
-    `max_new_tokens` (None: Whisper's limit). A generator: each batch is decoded when its first segment is asked
-    for. Every segment carries its clip's `seek` (`seek_of_clip`)."""
-    segments, _info = KeepTailPipeline(model, window_frames, margin_s, min_s).transcribe(
-        audio,
-        **prompting.arguments(),
-        clip_timestamps=[{"start": a, "end": b} for a, b in clips],  # the chunks; its own VAD is not run
-        without_timestamps=False,  # timestamp tokens split a chunk into sentence-sized segments
-        batch_size=batch_size,
-        max_new_tokens=max_new_tokens,
-    )
-    return segments
-
-
-def transcribe_sequential(
-    model: WhisperModel,
-    audio: np.ndarray,
-    prompting: Prompting,
-    *,
-    temperatures: list[float],
-    log_prob_threshold: float,
-    no_speech_threshold: float,
-    seed: int,
-) -> list[FwSegment]:
-    """WhisperModel.transcribe's seek loop over speech-only `audio`, with its temperature fallback; the sampling
-    passes seeded with `seed`, so the same audio gives the same text in every process."""
-    ctranslate2.set_random_seed(seed)
-    segments, _info = model.transcribe(
-        audio,
-        **prompting.arguments(),
-        # Conditioning on the previous window's text is what makes Whisper loop on a hallucination; without it a
-        # bad window stays a bad window.
-        condition_on_previous_text=False,
-        vad_filter=False,  # `audio` is already speech only
-        temperature=temperatures,
-        log_prob_threshold=log_prob_threshold,
-        no_speech_threshold=no_speech_threshold,
-    )
-    return list(segments)
-
-
-def language_scores(model: WhisperModel, audio: np.ndarray) -> list[tuple[str, float]]:
-    """Whisper's language probabilities ([(code, p)], highest first) from the first 30 s window of `audio`.
-
-    WhisperModel.detect_language is not used because for 30 s or more of input its feature extractor yields one
-    frame more than a window, and when the first window is not confident it reports the probabilities of that
-    near-empty second window."""
-    fe = model.feature_extractor
-    features = fe(audio[: fe.n_samples])[..., : fe.nb_max_frames]
-    encoder_output = model.encode(pad_or_trim(features))
-    results = model.model.detect_language(encoder_output)[0]  # [("<|en|>", p), ...], highest first
-    return [(token[2:-2], float(p)) for token, p in results]
-
-
-def silence_padded_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
-    """Log-mel features of `audio` in a window of `frames` frames, padded with its `silence_level`."""
-    feats = model.feature_extractor(audio)[:, :frames]
-    out = np.empty((feats.shape[0], frames), dtype=np.float32)
-    out[:, : feats.shape[1]] = feats
-    out[:, feats.shape[1] :] = silence_level(feats) if feats.size else 0.0
-    return out
-
-
-def greedy_texts(
-    model: WhisperModel,
-    audios: list[np.ndarray],
-    frames: int,
-    *,
-    language: str,
-    initial_prompt: str | None,
-    hotwords: str | None,
-    max_new_tokens: int,
-) -> list[tuple[str, float, float]]:
-    """One greedy pass without timestamps over each of `audios`, laid in windows of `frames` feature frames and
-    decoded as one batch: (text, avg_logprob, no_speech_prob) each, avg_logprob as faster-whisper computes it
-    (length penalty 1). `max_new_tokens` is capped at what Whisper's context leaves after the prompt."""
-    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
-    previous = tokenizer.encode(" " + initial_prompt.strip()) if initial_prompt else []
-    prompt = model.get_prompt(tokenizer, previous, without_timestamps=True, hotwords=hotwords)
-    features = np.stack([silence_padded_features(model, a, frames) for a in audios])
-    encoded = encode_clip_by_clip(model, features)
-    new_tokens = min(model.max_length - len(prompt), max_new_tokens)
-    results = model.model.generate(
-        encoded,
-        [prompt] * len(audios),
-        beam_size=1,
-        max_length=len(prompt) + new_tokens,
-        suppress_blank=True,
-        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])),
-        return_scores=True,
-        return_no_speech_prob=True,
-    )
-    out = []
-    for r in results:
-        tokens = [t for t in r.sequences_ids[0] if t < tokenizer.eot]
-        text = tokenizer.decode(tokens).strip()
-        out.append((text, r.scores[0] * len(tokens) / (len(tokens) + 1), r.no_speech_prob))
     return out

@@ -1,6 +1,7 @@
-"""Verdicts: every check of decoded output, each a plain function of segments (and the speech map), used by the
-batched rounds and by streaming alike. The file-level rules that run last over the whole transcript (loops, the bag
-of hallucinations, text on no speech, unsure text on a tail) are `hallucination.clean`.
+"""Per-window verdicts (the line: verdicts/__init__.py): every check of a chunk's decoded output while its window is
+decoded, each a plain function of segments (and the speech map), used by the batched rounds and by streaming. The
+file-level rules that run last over the whole transcript (loops, the bag of hallucinations, text on no speech,
+unsure text on a tail) are `per_file.clean`.
 
 - `suspect`: a batched clip result worth a second decode (nothing from speech, a loop, an unsure pass, a replay, one
   sentence said again and again);
@@ -22,12 +23,12 @@ import math
 
 import numpy as np
 
-from .. import hallucination
-from .fw import FwSegment, FwWord
-from .options import DecodeOptions
+from ..decode.options import DecodeOptions
+from ..model.interface import Decoded, DecodedWord
+from . import per_file
 
 
-def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOptions) -> bool:
+def suspect(segments: list[Decoded], start_s: float, end_s: float, o: DecodeOptions) -> bool:
     """A batched clip result worth a second decode (rounds.decode_again): nothing at all from a clip with speech, a
     repetition loop, or a low-confidence pass (the thresholds WhisperModel.transcribe uses for its temperature
     fallback). Speech left after the last segment is not a reason: it is decoded on in the next round."""
@@ -41,16 +42,16 @@ def suspect(segments: list[FwSegment], start_s: float, end_s: float, o: DecodeOp
     )
 
 
-def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
+def said_again_and_again(segments: list[Decoded], o: DecodeOptions) -> bool:
     """Whether `loop_repeats` segments in a row say the same sentence (`replay_min_chars` or more,
-    normalized): the loop the file-level rules remove (`hallucination.clean`), here split into short segments at
+    normalized): the loop the file-level rules remove (`per_file.clean`), here split into short segments at
     a speaking pace, so neither the compression nor the replay rule sees it ("It opens a menu." 13 times over 18 s
     of a meeting whose plain decode wrote five different sentences there). Judged here, the clip is decoded again;
     left to the last stage, its text is removed and the speech under it lost. A short text said again ("Yeah.",
     "네.") is under the length: people say it again."""
     run, prev = 0, ""
     for fw in segments:
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         run = run + 1 if said == prev and len(said) >= o.replay_min_chars else 1
         if run >= o.loop_repeats:
             return True
@@ -58,14 +59,14 @@ def said_again_and_again(segments: list[FwSegment], o: DecodeOptions) -> bool:
     return False
 
 
-def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> int | None:
+def replay_start(segments: list[Decoded], end_s: float, o: DecodeOptions) -> int | None:
     """The index of the first segment of a replay: a run of consecutive segments each of whose text (normalized) is
     already in the text before the run, `replay_min_chars` or more in all, over less of the clip's audio (up to
     `end_s`) than `replay_chars_per_s` allows; None when there is none. Each segment alone may be short ("와 진짜
     용라운" again, then the next two sentences again as one segment). The model lost its place and wrote earlier
     text again over audio that cannot hold it; a person repeating a greeting stays under the length, and speech
     said again at a speaking pace under the rate."""
-    said = [hallucination.normalize(fw.text) for fw in segments]
+    said = [per_file.normalize(fw.text) for fw in segments]
     k = 0
     while k < len(said):
         before = "".join(said[:k])
@@ -81,7 +82,7 @@ def replay_start(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> i
     return None
 
 
-def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> list[FwSegment]:
+def before_loop(segments: list[Decoded], end_s: float, o: DecodeOptions) -> list[Decoded]:
     """What of a confident pass is kept when a repetition loop starts in it: the segments before the loop (a segment
     over `max_compression`, one that says again a sentence an earlier one said, or the first of a replay:
     `replay_start`), and, where the decoder found its place again after it, the loop segment and what follows
@@ -96,7 +97,7 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
     replayed = texts[replay] if replay is not None else None
     seen: set[str] = set()
     for k, fw in enumerate(segments):
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         repeated = len(said) >= o.replay_min_chars and said in seen
         if fw.compression_ratio > o.max_compression or repeated or fw is replayed:
             recovered = [] if replay is not None else recovered_after(segments, k, seen, o)
@@ -107,7 +108,7 @@ def before_loop(segments: list[FwSegment], end_s: float, o: DecodeOptions) -> li
     return []
 
 
-def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: DecodeOptions) -> list[FwSegment]:
+def recovered_after(segments: list[Decoded], k: int, seen: set[str], o: DecodeOptions) -> list[Decoded]:
     """The segments after loop segment k that show the decoder found its place again: new text (no loop, no
     sentence said before), `replay_min_chars` or more of it, once the loop segments skipped after k cover less than
     `missing_s` of the clip; none otherwise. Without them the speech after the text before the loop is decoded on in
@@ -115,10 +116,10 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
     backchannels, "Yeah, yeah, yeah...", then a meeting's next 25 s). A loop that went on over `missing_s` is not a
     place found again: the speech under it was never written."""
     said_before = "".join(seen)
-    out: list[FwSegment] = []
+    out: list[Decoded] = []
     skipped_s = 0.0
     for fw in segments[k + 1 :]:
-        said = hallucination.normalize(fw.text)
+        said = per_file.normalize(fw.text)
         if fw.compression_ratio > o.max_compression or (len(said) >= o.replay_min_chars and said in said_before):
             if not out:
                 skipped_s += max(0.0, float(fw.end) - float(fw.start))
@@ -127,11 +128,11 @@ def recovered_after(segments: list[FwSegment], k: int, seen: set[str], o: Decode
         said_before += said
     if skipped_s >= o.missing_s:
         return []
-    new_chars = sum(len(hallucination.normalize(fw.text)) for fw in out)
+    new_chars = sum(len(per_file.normalize(fw.text)) for fw in out)
     return out if new_chars >= o.replay_min_chars else []
 
 
-def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool:
+def looped(segments: list[Decoded], cap: int | None, o: DecodeOptions) -> bool:
     """A rest decoded to its token limit (`ran_to_cap`), with a segment over `max_compression`, or saying one
     sentence again and again (`said_again_and_again`): a loop."""
     return (
@@ -141,7 +142,7 @@ def looped(segments: list[FwSegment], cap: int | None, o: DecodeOptions) -> bool
     )
 
 
-def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
+def stretched_tail(fw: Decoded, o: DecodeOptions) -> float | None:
     """The start of a segment's last word when alignment timed that word longer than any word is said
     (`longest_word_s`), else None. Whisper can end a chunk's text early, mid-sentence, when its speech runs to the
     end of the window ("...so they're not really the sort of", the last 6 s of a meeting excerpt not written); the
@@ -154,7 +155,7 @@ def stretched_tail(fw: FwSegment, o: DecodeOptions) -> float | None:
     return float(last.start)
 
 
-def last_word(fw: FwSegment) -> FwWord | None:
+def last_word(fw: Decoded) -> DecodedWord | None:
     """The segment's last word with text (its word timestamps), None without them."""
     return next((w for w in reversed(fw.words or ()) if w.word.strip()), None)
 
@@ -164,7 +165,7 @@ def on_no_speech(no_speech_prob: float, avg_logprob: float, o: DecodeOptions) ->
     return no_speech_prob > o.no_speech_prob and avg_logprob < o.min_logprob
 
 
-def hallucinated(fw: FwSegment, o: DecodeOptions) -> bool:
+def hallucinated(fw: Decoded, o: DecodeOptions) -> bool:
     """A repetition loop (over `max_compression`), or text the model made up from silence (`on_no_speech`): what
     is dropped from a rest, which is not decoded again (docs/engine.md, "Decoding stages")."""
     return fw.compression_ratio > o.max_compression or on_no_speech(fw.no_speech_prob, fw.avg_logprob, o)
@@ -180,7 +181,7 @@ def rest_tokens(duration_s: float, max_length: int, o: DecodeOptions) -> int | N
     return limit if 2 * limit <= max_length // 2 else None
 
 
-def ran_to_cap(segments: list[FwSegment], cap: int | None) -> bool:
+def ran_to_cap(segments: list[Decoded], cap: int | None) -> bool:
     """A rest decoded to its token limit (`rest_tokens`): all its tokens went to a repetition loop."""
     return cap is not None and sum(len(fw.tokens) for fw in segments) >= cap
 
@@ -189,15 +190,15 @@ def holds_a_word(rest_audio: np.ndarray, o: DecodeOptions) -> bool:
     """Whether the speech after a chunk's last segment has a word's worth of speech frames of its own. The VAD's
     regions carry padding and the last word's hang-over, on which Whisper decoded on invents confident text
     (docs/audio.md, "Speed: batched decoding")."""
-    return hallucination.own_speech_s(rest_audio, o) >= o.word_speech_s
+    return per_file.own_speech_s(rest_audio, o) >= o.word_speech_s
 
 
 def without_text_past_end(
-    segments: list[FwSegment], overran: list[bool], speech: hallucination.SpeechMap, o: DecodeOptions
-) -> list[FwSegment]:
+    segments: list[Decoded], overran: list[bool], speech: per_file.SpeechMap, o: DecodeOptions
+) -> list[Decoded]:
     """One chunk's segments (window time, in order) less those that `overran` its end and `said_past_end`, each
     measured from the end of the segment before it (its own start for the first)."""
-    kept: list[FwSegment] = []
+    kept: list[Decoded] = []
     since = segments[0].start if segments else 0.0
     for fw, past in zip(segments, overran, strict=True):
         if not (past and said_past_end(fw, min(since, fw.start), speech, o)):
@@ -206,7 +207,7 @@ def without_text_past_end(
     return kept
 
 
-def said_past_end(fw: FwSegment, since: float, speech: hallucination.SpeechMap, o: DecodeOptions) -> bool:
+def said_past_end(fw: Decoded, since: float, speech: per_file.SpeechMap, o: DecodeOptions) -> bool:
     """Whether a segment Whisper timed past the end of its chunk's audio (window time, clipped to that end) is
     text the model went on writing after the speech: from `since` (the end of the segment before it) to the end
     there is not a word's worth of speech frames (`word_speech_s`, what a rest needs to be decoded on at all).
