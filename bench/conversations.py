@@ -6,7 +6,7 @@ path, scored per set, with some speakers kept out of tuning.
 
 `--voices DIR` is a folder outside git (docs/diarization.md, "Many voices", says how it is rebuilt) with
 MANIFEST.tsv: corpus, speaker, gender, language, condition, file, duration_s (one single-speaker utterance a row,
-16 kHz mono WAV). A speaker is `corpus/speaker`; each is put in the tuning or the held-out part by a hash of that name
+16 kHz mono WAV), and optionally SAME_VOICE.tsv: ids of one person, a group a line. A speaker is `corpus/speaker`; each is put in the tuning or the held-out part by a hash of that name
 (`--held` of them held out), so the split never changes with the folder's other rows. The first `ENROLL_CLIPS`
 utterances of each speaker are kept out of every conversation: bench/speakers.py enrolls them.
 
@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "engine"))
 
-from diarization import der, embed_cached  # noqa: E402
+from sori_engine import audio as audio_mod
+from sori_engine.diarization import CAMPPLUS_CONFIG, DiarizeConfig, diarize_embedded
 
-from sori_engine import audio as audio_mod  # noqa: E402
-from sori_engine.diarization import CAMPPLUS_CONFIG, DiarizeConfig, diarize_embedded  # noqa: E402
+from diarization import der, embed_cached
 
 SR = 16000
 ENROLL_CLIPS = 2
@@ -70,11 +70,27 @@ def held_out(key: str, share: float) -> bool:
     return int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
 
 
+def same_voice(folder: Path) -> dict[str, str]:
+    """speaker -> the one name of its voice, from SAME_VOICE.tsv (one group of ids a line): a corpus may label one
+    person under several ids (the Korean corpus labels its voice actors per subset)."""
+    path = folder / "SAME_VOICE.tsv"
+    out: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            ids = line.split("\t")
+            if line.startswith("#") or len(ids) < 2:
+                continue
+            out.update({i: ids[0] for i in ids})
+    return out
+
+
 def read_voices(folder: Path, min_clips: int = ENROLL_CLIPS + 3) -> list[Speaker]:
     rows: dict[str, list[dict[str, str]]] = {}
+    alias = same_voice(folder)
     with open(folder / "MANIFEST.tsv", encoding="utf-8") as f:
         for row in csv.DictReader(f, delimiter="\t"):
-            rows.setdefault(f"{row['corpus']}/{row['speaker']}", []).append(row)
+            key = f"{row['corpus']}/{row['speaker']}"
+            rows.setdefault(alias.get(key, key), []).append(row)
     out = []
     for key, rs in sorted(rows.items()):
         if len(rs) < min_clips:

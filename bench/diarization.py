@@ -283,7 +283,7 @@ _EMBED_FIELDS = ("backend", "seg_step_s", "seg_onset", "min_gap_s", "min_speech_
 def _cache_path(cache: Path, name: str, samples: np.ndarray, cfg: DiarizeConfig) -> Path:
     """One file per audio content and embedding settings (the name only makes it readable)."""
     h = hashlib.sha1(samples.tobytes())
-    h.update(repr(["v3"] + [getattr(cfg, f) for f in _EMBED_FIELDS]).encode())  # v3: overlap probabilities, local speakers
+    h.update(repr(["v4"] + [getattr(cfg, f) for f in _EMBED_FIELDS]).encode())  # v4: whole-piece embeddings
     return cache / f"{name.replace('/', '_')}-{h.hexdigest()[:16]}.npz"
 
 
@@ -294,7 +294,9 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         z = np.load(path, allow_pickle=False)
         regions = [tuple(r) for r in z["regions"].tolist()]
         windows = [tuple(w) for w in z["windows"].tolist()]
-        extra = {k: z[k] for k in ("overlap", "local", "local2") if k in z.files}
+        extra = {k: z[k] for k in ("overlap", "local", "local2", "piece_emb") if k in z.files}
+        if "pieces" in z.files:
+            extra["pieces"] = [tuple(p) for p in z["pieces"].tolist()]
         return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], **extra), False
     em = embed_samples(samples, cfg)
     if path:
@@ -306,7 +308,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
-            **{k: v for k in ("overlap", "local", "local2") if (v := getattr(em, k)) is not None},
+            **{k: v for k in ("overlap", "local", "local2", "piece_emb") if (v := getattr(em, k)) is not None},
+            **({"pieces": np.asarray(em.pieces, dtype=np.int64).reshape(-1, 2)} if em.pieces is not None else {}),
         )
     return em, True
 

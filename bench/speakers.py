@@ -33,10 +33,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from sori_engine import audio, voiceprint  # noqa: E402
-from sori_engine.diarization import CAMPPLUS_CONFIG, embed_blocks  # noqa: E402
-from sori_engine.diarization.clustering import cluster  # noqa: E402
+from sori_engine import voiceprint
+from sori_engine.diarization import CAMPPLUS_CONFIG
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 if not TESTDATA.exists():
@@ -108,7 +108,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--draws", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--voices", type=Path, help="conversations built from this voices folder (bench/conversations.py)")
+    ap.add_argument("--per-set", type=int, default=48)
+    ap.add_argument("--rule", action="append", default=[],
+                    help="JSON overriding fields of SPEAKER_OPTIONS, e.g. '{\"keepThreshold\": 0.6}'; several: each scored")
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/sori-speakers"))
     args = ap.parse_args()
+    if args.voices:
+        voices_enrollments(args.voices, args.seed)
+        conversation_naming(args.voices, args.per_set, 56, args.rule, args.cache)
+        return
     table = clips()
     emb = embed_all(table)
     by_spk: dict[str, list[tuple[np.ndarray, float]]] = {}
@@ -163,27 +172,144 @@ def main() -> None:
     voice_counts(table, rng)
 
 
+def enrollment_voices(files: list[str]) -> int:
+    """The op's count of voices in an enrollment of these files (voiceprint.py, count_voices)."""
+    params = {"voices": [{"parts": [{"audio_path": f} for f in files]}], "count_voices": True}
+    return int(voiceprint.voiceprint(voiceprint.parse_voiceprint(params))["voices"][0]["voices"])
+
+
 def voice_counts(table: dict[str, list[tuple[str, float, float]]], rng: random.Random) -> None:
-    """As the op counts the voices of whole-file parts: the files' window embeddings together, clustered."""
-    korean = {s: [f for f, _a, _b in cs] for s, cs in table.items() if s.startswith("ko-")}
-    windows = {
-        f: embed_blocks(lambda f=f: audio.stream(str(TESTDATA / f)), CAMPPLUS_CONFIG).emb
-        for fs in korean.values()
-        for f in fs
-    }
-
-    def voices(files: list[str]) -> int:
-        return int(cluster(np.concatenate([windows[f] for f in files]), 0, CAMPPLUS_CONFIG).max()) + 1
-
-    a, b = korean.values()
-    one = [voices(rng.sample(rng.choice([a, b]), rng.randint(2, 5))) for _ in range(30)]
-    two = [voices(rng.sample(a, rng.randint(1, 3)) + rng.sample(b, rng.randint(1, 3))) for _ in range(30)]
+    """How often an enrollment is refused as several voices: 30 sets of 2-5 clips of one Korean woman (three rooms,
+    three microphone distances), and 30 sets mixing 1-3 clips of each."""
+    korean = [[str(TESTDATA / f) for f, _a, _b in cs] for s, cs in table.items() if s.startswith("ko-")]
+    a, b = korean
+    one = [enrollment_voices(rng.sample(rng.choice([a, b]), rng.randint(2, 5))) for _ in range(30)]
+    two = [enrollment_voices(rng.sample(a, rng.randint(1, 3)) + rng.sample(b, rng.randint(1, 3))) for _ in range(30)]
     print(
         "\nseveral voices found: one woman's clips",
         f"{sum(n > 1 for n in one)} / 30;",
         "both women's",
         f"{sum(n > 1 for n in two)} / 30",
     )
+
+
+def voices_enrollments(folder: Path, seed: int) -> None:
+    """The same on the voices folder: each speaker's clips (2-4 at random, any of its clips), and two speakers of one
+    gender and language (1-2 clips each)."""
+    from conversations import read_voices
+
+    rng = random.Random(seed)
+    speakers = read_voices(folder)
+    one = [enrollment_voices(rng.sample(list(s.enroll + s.clips), rng.randint(2, 4))) for s in speakers]
+    two = []
+    for s in speakers:
+        peers = [o for o in speakers if o.key != s.key and (o.gender, o.language) == (s.gender, s.language)]
+        if peers:
+            o = rng.choice(peers)
+            two.append(enrollment_voices(rng.sample(list(s.clips), rng.randint(1, 2)) + rng.sample(list(o.clips), rng.randint(1, 2))))
+    print(f"voices folder, several voices found: one speaker's clips {sum(n > 1 for n in one)} / {len(one)}; "
+          f"two speakers of one gender and language {sum(n > 1 for n in two)} / {len(two)}")
+
+
+def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path) -> None:
+    """Known voices in conversations built from many voices (bench/conversations.py's sets, tuning and held-out
+    speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses;
+    the conversation is diarized with the count estimated, each turn is an utterance, and the service's rule
+    (bench/name-utterances.ts) names them from the voiceprints of the op. Printed per set: the share of each enrolled
+    speaker's speech named right (and wrong), and of each never-enrolled speaker's speech given any name."""
+    import soundfile as sf
+    from conversations import conversations, read_voices, split
+    from sori_engine.diarization import diarize_embedded
+
+    from diarization import embed_cached
+
+    parts = split(read_voices(folder), 0.4)
+    cache.mkdir(parents=True, exist_ok=True)
+    for part in ("tune", "held"):
+        cases, meta = [], []
+        for i, conv in enumerate(conversations(parts[part], part, per_set, seed)):
+            wav = cache / f"{conv.name}.wav"
+            if not wav.exists():
+                sf.write(wav, conv.samples, 16000, subtype="PCM_16")
+            em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
+            turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
+            enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
+            keys = sorted({t.speaker for t in turns})
+            own = {k: [(t.start, t.end) for t in turns if t.speaker == k] for k in keys}
+            cut = {k: [(t.start, t.end) for t in turns if t.speaker != k] for k in keys}
+            spans = {k: _subtract(own[k], cut[k]) for k in keys}
+            utts = [(t.speaker, t.start, t.end, [(max(a, t.start), min(b, t.end)) for a, b in spans[t.speaker]
+                                                  if min(b, t.end) > max(a, t.start)]) for t in turns]
+            voices = [{"parts": [{"audio_path": str(wav), "spans": [list(s) for s in spans[k]]}]} for k in keys]
+            voices += [{"parts": [{"audio_path": str(wav), "spans": [list(s) for s in u[3]] or [[0, 0]]}]}
+                       for u in utts]
+            voices += [{"parts": [{"audio_path": f} for f in s.enroll]} for s in enrolled]
+            got = voiceprint.voiceprint(voiceprint.parse_voiceprint({"voices": voices}))["voices"]
+            n_k, n_u = len(keys), len(utts)
+            cases.append({
+                "clusters": [{"key": k, "embedding": got[j]["embedding"], "speechS": got[j]["speech_s"]}
+                             for j, k in enumerate(keys)],
+                "utterances": [{"cluster": u[0], "embedding": got[n_k + j]["embedding"],
+                                "speechS": got[n_k + j]["speech_s"]} for j, u in enumerate(utts)],
+                "enrolled": [{"id": s.key, "name": s.key, "embedding": got[n_k + n_u + j]["embedding"]}
+                             for j, s in enumerate(enrolled) if got[n_k + n_u + j]["embedding"] is not None],
+            })
+            meta.append((conv, utts, {s.key for s in enrolled}))
+        for rule in rules or ["{}"]:
+            _score_naming(part, cases, meta, rule)
+
+
+def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
+    import json
+    import subprocess
+
+    cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts"), "--rule", rule]
+    res = json.loads(subprocess.run(cmd, input=json.dumps(cases), capture_output=True, text=True, check=True,
+                                    cwd=ROOT).stdout)
+    right = wrong = total_e = named_s = total_s = 0.0
+    worst_e, worst_s = [], []
+    for (conv, utts, enrolled_keys), names in zip(meta, res["names"], strict=True):
+        for spk in {r[2] for r in conv.ref}:
+            ref = [(a, b) for a, b, s in conv.ref if s == spk]
+            tot = sum(b - a for a, b in ref)
+            ok = bad = 0.0
+            for (_k, s, e, _sp), name in zip(utts, names, strict=True):
+                ov = sum(max(0.0, min(b, e) - max(a, s)) for a, b in ref)
+                if name == spk:
+                    ok += ov
+                elif name is not None:
+                    bad += ov
+            if spk in enrolled_keys:
+                right, wrong, total_e = right + ok, wrong + bad, total_e + tot
+                worst_e.append((ok / tot, conv.name))
+            else:
+                named_s, total_s = named_s + bad, total_s + tot
+                if bad > 0:
+                    worst_s.append((bad / tot, conv.name))
+    shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement")}
+    print(f"{part}: {len(cases)} conversations, rule {json.dumps(shown)}\n"
+          f"  enrolled speakers' speech named right {right / total_e:.1%}, wrongly {wrong / total_e:.1%}; "
+          f"never-enrolled speakers' speech named {named_s / total_s:.2%}")
+    print(f"  enrolled speakers below 95 % named: {sum(x < 0.95 for x, _ in worst_e)} of {len(worst_e)}; "
+          f"never-enrolled speakers given a name: {len(worst_s)}: "
+          + ", ".join(f"{n} {x:.0%}" for x, n in sorted(worst_s, reverse=True)[:6]), flush=True)
+
+
+def _subtract(spans: list[tuple[float, float]], cut: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out = []
+    for s0, e in spans:
+        s = s0
+        for a, b in sorted(cut):
+            if b <= s or a >= e:
+                continue
+            if a > s:
+                out.append((s, a))
+            s = max(s, b)
+            if s >= e:
+                break
+        if s < e:
+            out.append((s, e))
+    return out
 
 
 if __name__ == "__main__":

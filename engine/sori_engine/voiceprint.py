@@ -5,8 +5,11 @@ A request names voices; each voice is speech from one or more parts: a file (or 
 diarized speaker's turns, which are speech already). The speech is cut into pieces of at most `piece_s` and CAM++
 embeds each piece whole (diarization/embedders.py with one window per piece); a voice's embedding is the mean of its
 unit-norm piece embeddings weighted by length, unit-norm. With `count_voices`, the voice's speech is also embedded
-in diarization's 1 s windows and clustered as diarization estimates a count (clustering.py, unchanged): an
-enrollment whose audio holds several voices is refused by the service.
+in diarization's 1 s windows, and each file's windows are clustered as diarization estimates a count
+(clustering.py); the voices are the most any file holds, and at least two when two files' own voiceprints score below
+`files_same_voice_sim` (DiarizeConfig): an enrollment whose audio holds several voices is refused by the service.
+Files are compared by their voiceprints, not by pooling their windows, so one person recorded in several rooms or on
+several phones is one voice (pooled windows split by room: docs/speakers.md).
 
 `MODEL` names the embedding model and this recipe: a stored voiceprint is only ever compared with one of the same
 `MODEL` (the service refuses otherwise), so a change to either makes a new name.
@@ -93,6 +96,7 @@ class _Voice:
     pieces: list[np.ndarray] = dataclasses.field(default_factory=list)
     weights: list[float] = dataclasses.field(default_factory=list)
     windows: list[np.ndarray] = dataclasses.field(default_factory=list)  # 1 s windows, for count_voices
+    files: list[np.ndarray] = dataclasses.field(default_factory=list)  # its voiceprint in each file, for count_voices
     speech_frames: int = 0
     count: bool = False  # count the voices in its speech
 
@@ -103,9 +107,19 @@ class _Voice:
             emb /= max(float(np.linalg.norm(emb)), 1e-8)
             out["embedding"] = [round(float(x), 6) for x in emb]
         if self.count:
-            win = np.concatenate(self.windows) if self.windows else np.zeros((0, 192), np.float32)
-            out["voices"] = int(cluster(win, 0, CAMPPLUS_CONFIG).max()) + 1 if win.shape[0] else 0
+            out["voices"] = self.voices()
         return out
+
+    def voices(self) -> int:
+        """The most voices one file holds, and two when two files are different voices."""
+        per_file = [int(cluster(w, 0, CAMPPLUS_CONFIG).max()) + 1 for w in self.windows if w.shape[0]]
+        n = max(per_file, default=0)
+        if len(self.files) > 1:
+            prints = np.stack(self.files)
+            sim = prints @ prints.T
+            if float(sim[np.triu_indices(len(self.files), 1)].min()) < CAMPPLUS_CONFIG.files_same_voice_sim:
+                n = max(n, 2)
+        return n
 
 
 class _Embedders:
@@ -124,7 +138,11 @@ class _Embedders:
     def into(self, voice: _Voice) -> None:
         got, emb = self.whole.result()
         voice.pieces.extend(emb)
-        voice.weights.extend(float(b - a) for a, b in got)
+        weights = [float(b - a) for a, b in got]
+        voice.weights.extend(weights)
+        if len(emb):
+            mean = np.average(emb, axis=0, weights=np.asarray(weights))
+            voice.files.append(mean / max(float(np.linalg.norm(mean)), 1e-8))
         if self.win is not None:
             voice.windows.append(self.win.result()[1])
 

@@ -1,7 +1,8 @@
 // Known speakers through `sori serve` with the real engine and models (docs/speakers.md): two Korean speakers
 // enrolled from clips; a conversation built from *other* clips of both and a third, unenrolled speaker (JFK), with
 // quiet room tone between turns; the enrolled speakers' speech must carry their names (at least 95 % of its time),
-// the third speaker's none. Then the refusals (too little speech, several voices, a bad format, bad names, unknown
+// the third speaker's none; with all three forced into one speaker, only the enrolled voice's own turns are named.
+// Then the refusals (too little speech, several voices, a bad format, bad names, unknown
 // ids), tenancy (another client sees nothing and gets 404 H0004), and a delete that removes the voiceprint from the
 // store.
 import assert from "node:assert/strict";
@@ -236,6 +237,40 @@ describe("end to end: known speakers", () => {
     for (const sg of verbose.segments) {
       if (sg.start >= cStart && sg.end <= cEnd) assert.equal(sg.spk_name, undefined, "JFK is not named");
     }
+  });
+
+  it("never names a voice that was not enrolled, even when diarization merges it into an enrolled speaker", async (t) => {
+    // All three voices forced into one speaker, and only A asked for: each utterance is checked against its own
+    // audio, so B (another woman, same language and room) and JFK stay unnamed (docs/speakers.md, "In jobs").
+    const wav = path.join(tmp, "merged.wav");
+    const ref = buildConversation(wav);
+    const r = await submit(url, token, wav, {
+      use_diarization: true,
+      diarization: { spk_count: 1 },
+      speaker_identification: { speakers: [ids.A] },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const body = await waitFinal(url, token, String(r.body.id), 600_000);
+    assert.equal(body.status, "completed", JSON.stringify(body));
+    const named: Record<string, { total: number; named: number }> = {};
+    for (const u of body.results.utterances as Utterance[]) {
+      t.diagnostic(`[${u.spk} ${u.spk_name ?? "-"}] ${(u.start_at / 1000).toFixed(2)}+${(u.duration / 1000).toFixed(2)}`);
+      let who = "";
+      let most = 0;
+      for (const [w, a, b] of ref) {
+        const ov = Math.min(b * 1000, u.start_at + u.duration) - Math.max(a * 1000, u.start_at);
+        if (ov > most) [who, most] = [w, ov];
+      }
+      const s = (named[who] ??= { total: 0, named: 0 });
+      s.total += u.duration;
+      if (u.spk_name !== undefined) s.named += u.duration;
+    }
+    t.diagnostic(JSON.stringify(named));
+    for (const who of ["B", "C"]) {
+      assert.ok(named[who]!.total > 0);
+      assert.ok(named[who]!.named <= 0.01 * named[who]!.total, `${who} was never enrolled: ${JSON.stringify(named)}`);
+    }
+    assert.ok(named.A!.named > 0.5 * named.A!.total, `A keeps her name on her own turns: ${JSON.stringify(named)}`);
   });
 
   it("names each channel of a two-channel call", async () => {

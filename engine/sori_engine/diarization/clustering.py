@@ -5,7 +5,9 @@
 - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral clusterings
   for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids' cosine exceeds
   `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the windows or
-  less than `min_speaker_s` of speech are folded into their nearest cluster.
+  less than `min_speaker_s` of speech are folded into their nearest cluster. Where that finds one speaker, the
+  CAM++ backend asks `count_from_pieces` (each speech piece embedded whole, a steadier voice than a 1 s window), and
+  clusters the windows into its count when it finds more (pipeline.diarize_embedded).
 
 A long file's windows are clustered through an evenly spread subset of `max_cluster_windows` (the affinity is n²),
 the rest joining the nearest centroid: the whole file's embeddings (a few hundred bytes per window) are all this
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import DiarizeConfig
+from .turns import FRAME_S
 
 
 def _affinity(emb: np.ndarray) -> np.ndarray:
@@ -45,6 +48,47 @@ def cluster(emb: np.ndarray, spk_count: int, cfg: DiarizeConfig) -> np.ndarray:
         return labels
     centroids = np.stack([e[labels == i].mean(axis=0) for i in range(int(labels.max()) + 1)])
     return np.argmax(emb @ centroids.T, axis=1).astype(np.int64)
+
+
+def count_from_pieces(piece_emb: np.ndarray, piece_frames: np.ndarray, cfg: DiarizeConfig) -> int | None:
+    """The number of speakers from the embeddings of whole speech pieces (docs/diarization.md, "Estimating the
+    count"), or None when fewer than `count_min_pieces` pieces last `count_piece_s`: a silhouette can only choose k up to
+    one less than the pieces, so a short file with a piece per speaker is left to the window rule.
+
+    One speaker when even the least similar pairs of pieces are alike (the `one_speaker_quantile` of all pairs' cosines
+    at least `one_speaker_piece_sim`): one voice's pieces stay alike in any room or channel, while a second voice makes
+    a share of the pairs unlike. Otherwise the k in 2..max_speakers whose average-linkage cut of the pieces has the best
+    silhouette, counting only clusters holding `min_speaker_s` of speech. Both compare pieces with each other, never
+    with a fixed cosine between speakers: a phone channel raises every cosine (different speakers' centroids at 0.5-0.8
+    on phone-band conversations, 0.1-0.5 clean), which a fixed threshold read as one voice.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from sklearn.metrics import silhouette_score
+
+    keep = np.flatnonzero(piece_frames >= round(cfg.count_piece_s / FRAME_S))
+    if keep.size > cfg.max_cluster_windows:  # a long file: an evenly spread subset (the distances are n²)
+        keep = keep[np.linspace(0, keep.size - 1, cfg.max_cluster_windows).round().astype(np.int64)]
+    emb, frames = piece_emb[keep], piece_frames[keep]
+    n = emb.shape[0]
+    if n < cfg.count_min_pieces:
+        return None
+    sim = emb @ emb.T
+    pairs = sim[np.triu_indices(n, 1)]
+    if float(np.quantile(pairs, cfg.one_speaker_quantile)) >= cfg.one_speaker_piece_sim:
+        return 1
+    dist = np.clip(1.0 - sim, 0.0, 2.0)
+    np.fill_diagonal(dist, 0.0)
+    tree = linkage(emb, method="average", metric="cosine")
+    best_k, best_score = 2, -np.inf
+    for k in range(2, min(cfg.max_speakers, n - 1) + 1):
+        labels = fcluster(tree, t=k, criterion="maxclust")
+        if np.unique(labels).size < 2:
+            continue
+        score = float(silhouette_score(dist, labels, metric="precomputed"))
+        if score > best_score:
+            speech = np.bincount(labels, weights=frames) * FRAME_S
+            best_k, best_score = max(1, int((speech >= cfg.min_speaker_s).sum())), score
+    return best_k
 
 
 def _centred(emb: np.ndarray) -> np.ndarray:

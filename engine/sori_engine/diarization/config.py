@@ -41,6 +41,14 @@ class DiarizeConfig:
     min_overlap_turn_s: float = 0.1
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
     piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
+    # CAM++ backend, the count from whole pieces (clustering.count_from_pieces): pieces this long at least, and as many
+    count_piece_s: float = 1.0
+    count_min_pieces: int = 6
+    # one speaker when this quantile of the pieces' pairwise cosines is at least one_speaker_piece_sim
+    one_speaker_quantile: float = 0.1
+    one_speaker_piece_sim: float = 0.4
+    # the voiceprint op's count_voices (enrollment): two files whose voiceprints score below this are two voices
+    files_same_voice_sim: float = 0.4
 
 
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")

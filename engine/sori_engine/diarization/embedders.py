@@ -66,6 +66,8 @@ class CampplusEmbedder:
         self._n_fbank = 0 if n_samples < 400 else 1 + (n_samples - 400) // HOP
         self._windows: list[Span] = []
         self._embs: list[np.ndarray] = []
+        self._units: list[Span] = []
+        self._unit_embs: list[np.ndarray] = []
 
     def span(self, unit: Span) -> Span | None:
         s, e = unit[0], min(unit[1], self._n_fbank)
@@ -85,6 +87,15 @@ class CampplusEmbedder:
         ranges = [frame_range(a - s, b - s) for a, b in wins]
         self._windows.extend(wins)
         self._embs.append(self._model.pool(fr, [(a, min(b, fr.shape[1])) for a, b in ranges]))
+        self._units.append((s, e))
+        self._unit_embs.append(self._model.pool(fr, [(0, fr.shape[1])]))
+
+    def units(self) -> tuple[list[Span], np.ndarray]:
+        """Every unit (speech piece) added, in order, and the unit-norm embedding of its whole speech: steadier than a
+        1 s window's, which is what counting the speakers needs (clustering.estimate_count)."""
+        if not self._units:
+            return [], np.zeros((0, self.dim), np.float32)
+        return self._units, _unit_norm(np.concatenate(self._unit_embs))
 
     def result(self) -> tuple[list[Span], np.ndarray]:
         if not self._windows:

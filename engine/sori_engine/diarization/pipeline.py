@@ -24,7 +24,7 @@ from .. import audio as audio_mod
 from ..audio import SAMPLE_RATE
 from ..protocol import MODEL_LOAD_FAILED, EngineError
 from ..vad import SileroScan
-from .clustering import cluster
+from .clustering import cluster, count_from_pieces
 from .config import DEFAULT_CONFIG, DiarizeConfig, config_from_env
 from .embedders import CampplusEmbedder, Embedder, ResemblyzerEmbedder, resemblyzer_gain
 from .models.torch_checkpoint import CheckpointError
@@ -65,6 +65,9 @@ class Embedded:
     overlap: np.ndarray | None = None
     local: np.ndarray | None = None  # per frame: the dominant local speaker, chunk · 3 + index (Activity.local)
     local2: np.ndarray | None = None  # per frame: the other local speaker of overlapped speech (Activity.local2)
+    # CAM++ backend: each speech piece (a segment, cut at piece_s) and its embedding over its whole speech
+    pieces: list[tuple[int, int]] | None = None
+    piece_emb: np.ndarray | None = None
 
 
 class _Progress:
@@ -133,8 +136,9 @@ def embed_blocks(
         embedder.add(unit, audio)
         report(0.45 + 0.45 * (i + 1) / len(spans))
     windows, emb = embedder.result()
+    pieces, piece_emb = embedder.units() if isinstance(embedder, CampplusEmbedder) else (None, None)
     report(0.9)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2)
+    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2, pieces, piece_emb)
 
 
 def _segmentation_model():  # type: ignore[no-untyped-def]
@@ -164,6 +168,13 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
         turns = turns_from_labels(labels)
         return DiarizeResult(duration_s=em.duration_s, num_speakers=1 if turns else 0, turns=turns)
     win_labels = cluster(em.emb, spk_count, cfg)
+    if spk_count == 0 and win_labels.max() == 0 and em.piece_emb is not None and em.pieces:
+        # The windows' "one speaker" is checked on whole pieces: similar voices, or a phone channel that raises every
+        # cosine, pass the windows' test as one voice (docs/diarization.md, "Many voices").
+        frames = np.asarray([e - s for s, e in em.pieces], dtype=np.int64)
+        pieces_count = count_from_pieces(em.piece_emb, frames, cfg) or 1
+        if pieces_count > 1:
+            win_labels = cluster(em.emb, pieces_count, cfg)
     k = int(win_labels.max()) + 1
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
