@@ -32,7 +32,6 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
-from scipy import signal
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -40,6 +39,7 @@ sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio as audio_mod
 from sori_engine.diarization import CAMPPLUS_CONFIG, DiarizeConfig, diarize_embedded
+from sori_eval.wav import telephone_channel
 
 from diarization import der, embed_cached
 
@@ -100,18 +100,6 @@ def read_voices(folder: Path, min_clips: int = ENROLL_CLIPS + 3) -> list[Speaker
     return out
 
 
-def phone_band(x: np.ndarray) -> np.ndarray:
-    """A call's channel: 300-3400 Hz, 8 kHz, 8-bit mu-law, back to 16 kHz."""
-    sos = signal.butter(6, [300, 3400], btype="bandpass", fs=SR, output="sos")
-    y = signal.resample_poly(signal.sosfilt(sos, x), 1, 2)
-    mu = 255.0
-    peak = max(float(np.abs(y).max()), 1e-6)
-    c = np.sign(y / peak) * np.log1p(mu * np.abs(y / peak)) / np.log1p(mu)
-    c = np.round(c * 127) / 127
-    y = np.sign(c) * np.expm1(np.abs(c) * np.log1p(mu)) / mu * peak
-    return signal.resample_poly(y, 2, 1).astype(np.float32)
-
-
 def _pick(pool: list[Speaker], k: int, same_gender: bool, rng: np.random.Generator) -> list[Speaker] | None:
     groups: dict[tuple[str, str], list[Speaker]] = {}
     for s in pool:
@@ -167,7 +155,7 @@ def build(pool: list[Speaker], index: int, part: str, rng: np.random.Generator) 
     parts.append(np.float32(rng.normal(0, 0.002, SR // 2)))
     x = np.concatenate(parts).astype(np.float32)
     if phone:
-        x = phone_band(x)
+        x = telephone_channel(x)
     tag = f"{part}-{index:02d}-k{k}{'-same' if same else ''}{'-phone' if phone else ''}"
     return Conversation(tag, x, ref, tuple(speakers), same, phone)
 
@@ -245,10 +233,14 @@ def main() -> int:
         rows = []
         for conv in conversations(parts[part], part, args.per_set, args.seed):
             if args.out:
-                import soundfile as sf
+                import wave
 
                 args.out.mkdir(parents=True, exist_ok=True)
-                sf.write(args.out / f"{conv.name}.wav", conv.samples, SR, subtype="PCM_16")
+                with wave.open(str(args.out / f"{conv.name}.wav"), "wb") as w:
+                    w.setnchannels(1)
+                    w.setsampwidth(2)
+                    w.setframerate(SR)
+                    w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
                 (args.out / f"{conv.name}.rttm").write_text("".join(
                     f"SPEAKER {conv.name} 1 {s:.3f} {e - s:.3f} <NA> <NA> {spk.replace('/', '_')} <NA> <NA>\n"
                     for s, e, spk in conv.ref))

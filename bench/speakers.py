@@ -217,7 +217,10 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
     the conversation is diarized with the count estimated, each turn is an utterance, and the service's rule
     (bench/name-utterances.ts) names them from the voiceprints of the op. Printed per set: the share of each enrolled
     speaker's speech named right (and wrong), and of each never-enrolled speaker's speech given any name."""
-    import soundfile as sf
+    import hashlib
+    import json
+    import wave
+
     from conversations import conversations, read_voices, split
     from sori_engine.diarization import diarize_embedded
 
@@ -230,10 +233,20 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
         for i, conv in enumerate(conversations(parts[part], part, per_set, seed)):
             wav = cache / f"{conv.name}.wav"
             if not wav.exists():
-                sf.write(wav, conv.samples, 16000, subtype="PCM_16")
+                with wave.open(str(wav), "wb") as w:
+                    w.setnchannels(1)
+                    w.setsampwidth(2)
+                    w.setframerate(16000)
+                    w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
+            enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
+            saved = cache / f"{conv.name}-{hashlib.sha1(conv.samples.tobytes()).hexdigest()[:12]}-case.json"
+            if saved.exists():  # the voiceprints of this conversation, from an earlier run
+                case, utts = json.loads(saved.read_text())
+                cases.append(case)
+                meta.append((conv, utts, {s.key for s in enrolled}))
+                continue
             em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
             turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
-            enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
             keys = sorted({t.speaker for t in turns})
             own = {k: [(t.start, t.end) for t in turns if t.speaker == k] for k in keys}
             cut = {k: [(t.start, t.end) for t in turns if t.speaker != k] for k in keys}
@@ -255,6 +268,7 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                              for j, s in enumerate(enrolled) if got[n_k + n_u + j]["embedding"] is not None],
             })
             meta.append((conv, utts, {s.key for s in enrolled}))
+            saved.write_text(json.dumps([cases[-1], utts]))
         for rule in rules or ["{}"]:
             _score_naming(part, cases, meta, rule)
 

@@ -38,3 +38,16 @@ def narrowband(src: Path | str, dst: Path | str) -> Path:
         w.setframerate(8000)
         w.writeframes(np.concatenate(pcm).astype("<i2").tobytes())
     return Path(dst)
+
+
+def telephone_channel(samples: np.ndarray, rate: int = 16000) -> np.ndarray:
+    """`samples` as a call carries them: 300-3400 Hz, 8 kHz, 8-bit mu-law (G.711), back at `rate` (float32)."""
+    from scipy import signal
+
+    sos = signal.butter(6, [300, 3400], btype="bandpass", fs=rate, output="sos")
+    y = signal.resample_poly(signal.sosfilt(sos, samples), 8000, rate)
+    mu = 255.0
+    peak = max(float(np.abs(y).max()), 1e-6)
+    c = np.round(np.sign(y) * np.log1p(mu * np.abs(y / peak)) / np.log1p(mu) * 127) / 127
+    y = np.sign(c) * np.expm1(np.abs(c) * np.log1p(mu)) / mu * peak
+    return signal.resample_poly(y, rate, 8000).astype(np.float32)

@@ -30,7 +30,7 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
   margin: 0.05,
   minSpeechS: 3,
   utteranceMinS: 1.5,
-  keepThreshold: 0.4,
+  keepThreshold: 0.55,
   clusterAgreement: 0.8,
   minEnrollS: 5,
   maxEnrollS: 300,

@@ -48,7 +48,7 @@ class DiarizeConfig:
     one_speaker_quantile: float = 0.1
     one_speaker_piece_sim: float = 0.4
     # the voiceprint op's count_voices (enrollment): two files whose voiceprints score below this are two voices
-    files_same_voice_sim: float = 0.4
+    files_same_voice_sim: float = 0.35
 
 
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
