@@ -84,9 +84,7 @@ export function utteranceSpans(utterances: readonly Utterance[], spans: Map<numb
   return utterances.map((u) => {
     const a = u.start_at / 1000;
     const b = (u.start_at + u.duration) / 1000;
-    return (spans.get(u.spk) ?? [])
-      .map(([s, e]): Span => [Math.max(s, a), Math.min(e, b)])
-      .filter(([s, e]) => e > s);
+    return (spans.get(u.spk) ?? []).map(([s, e]): Span => [Math.max(s, a), Math.min(e, b)]).filter(([s, e]) => e > s);
   });
 }
 

@@ -1,6 +1,13 @@
 // Known speakers (docs/speakers.md): enroll a voice once, and later jobs name it.
 export { enrollVoice } from "./enroll.js";
-export { channelSpans, diarizedSpans, identifySpeakers, type KnownVoice, subtract, utteranceSpans } from "./identify.js";
+export {
+  channelSpans,
+  diarizedSpans,
+  identifySpeakers,
+  type KnownVoice,
+  subtract,
+  utteranceSpans,
+} from "./identify.js";
 export { checkKnownSpeakers, staleVoiceprint } from "./known.js";
 export {
   type Cluster,

@@ -254,7 +254,9 @@ describe("end to end: known speakers", () => {
     assert.equal(body.status, "completed", JSON.stringify(body));
     const named: Record<string, { total: number; named: number }> = {};
     for (const u of body.results.utterances as Utterance[]) {
-      t.diagnostic(`[${u.spk} ${u.spk_name ?? "-"}] ${(u.start_at / 1000).toFixed(2)}+${(u.duration / 1000).toFixed(2)}`);
+      t.diagnostic(
+        `[${u.spk} ${u.spk_name ?? "-"}] ${(u.start_at / 1000).toFixed(2)}+${(u.duration / 1000).toFixed(2)}`,
+      );
       let who = "";
       let most = 0;
       for (const [w, a, b] of ref) {
