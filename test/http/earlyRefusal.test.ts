@@ -1,8 +1,8 @@
 // An upload refused before its body is read (401 for a bad token, 413 for a declared size over the limit, 429 for a
 // client at its concurrency bound) is answered so that a client that writes its whole body before it reads still
 // reads the answer: the server reads and drops the rest (src/api/lingeringClose.ts). The client is Python's urllib,
-// which also asks for `Connection: close` (the case Node closed at once). SORI_TEST_URL points the same checks at a
-// running server, such as the container (test/image/check.ts).
+// which also asks for `Connection: close` (the case Node closed at once). The same check through the container
+// (test/image/check.ts) is not written yet.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
