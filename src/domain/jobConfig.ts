@@ -16,6 +16,9 @@ import {
   type PiiOptions,
 } from "./pii.js";
 
+/** One message for every way a min_digits can be wrong (a union reports its branches' own issues otherwise). */
+const MIN_DIGITS_MESSAGE = `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`;
+
 export const MAX_KEYWORDS = 500;
 export const MAX_KEYWORD_CHARS = 20;
 export const MAX_IDENTIFIED_SPEAKERS = 64;
@@ -73,9 +76,17 @@ export const ConfigSchema = z.object({
       mode: z.enum(PII_MODES, { message: `must be one of ${PII_MODES.join(", ")}` }).optional(),
       // A union, not a refinement, so that /openapi.json states the rule (anyOf).
       min_digits: z
-        .union([z.literal(0), z.number().int().min(MIN_DIGITS_RANGE.min).max(MIN_DIGITS_RANGE.max)], {
-          error: `must be 0 or ${MIN_DIGITS_RANGE.min} to ${MIN_DIGITS_RANGE.max}`,
-        })
+        .union(
+          [
+            z.literal(0, { error: MIN_DIGITS_MESSAGE }),
+            z
+              .number({ error: MIN_DIGITS_MESSAGE })
+              .int({ error: MIN_DIGITS_MESSAGE })
+              .min(MIN_DIGITS_RANGE.min, { error: MIN_DIGITS_MESSAGE })
+              .max(MIN_DIGITS_RANGE.max, { error: MIN_DIGITS_MESSAGE }),
+          ],
+          { error: MIN_DIGITS_MESSAGE },
+        )
         .optional(),
       audio: z.boolean().optional(),
       audio_mode: z.enum(PII_AUDIO_MODES, { message: `must be one of ${PII_AUDIO_MODES.join(", ")}` }).optional(),
