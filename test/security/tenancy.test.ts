@@ -124,7 +124,7 @@ describe("cross-tenant isolation (PostgreSQL store)", () => {
   it("a list cursor forged from another client's position shows nothing of theirs", async () => {
     // Cursors are positions (seq), not grants: a forged one still lists only the caller's own jobs.
     for (const seq of [1, 2, 1000]) {
-      const cursor = Buffer.from(`s:${seq}`).toString("base64url");
+      const cursor = String(seq); // a cursor is the position itself (digits)
       const r = JSON.parse((await call(bobToken, "GET", `/v1/transcribe?cursor=${cursor}`)).text) as {
         transcribes: unknown[];
       };
