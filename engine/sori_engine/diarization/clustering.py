@@ -51,9 +51,9 @@ def cluster(emb: np.ndarray, spk_count: int, cfg: DiarizeConfig) -> np.ndarray:
 
 
 def count_from_pieces(piece_emb: np.ndarray, piece_frames: np.ndarray, cfg: DiarizeConfig) -> int | None:
-    """The number of speakers from the embeddings of whole speech pieces (docs/diarization.md, "Estimating the
-    count"), or None when fewer than `count_min_pieces` pieces last `count_piece_s`: a silhouette can only choose k up to
-    one less than the pieces, so a short file with a piece per speaker is left to the window rule.
+    """The number of speakers from the embeddings of whole speech pieces (docs/diarization.md, "Many voices"), or None
+    when fewer than `count_min_pieces` pieces last `count_piece_s`: a silhouette can only choose k up to one less than
+    the pieces, so a short file with a piece per speaker is left to the window rule.
 
     One speaker when even the least similar pairs of pieces are alike (the `one_speaker_quantile` of all pairs' cosines
     at least `one_speaker_piece_sim`): one voice's pieces stay alike in any room or channel, while a second voice makes

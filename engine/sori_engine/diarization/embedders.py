@@ -92,7 +92,7 @@ class CampplusEmbedder:
 
     def units(self) -> tuple[list[Span], np.ndarray]:
         """Every unit (speech piece) added, in order, and the unit-norm embedding of its whole speech: steadier than a
-        1 s window's, which is what counting the speakers needs (clustering.estimate_count)."""
+        1 s window's, which is what counting the speakers needs (clustering.count_from_pieces)."""
         if not self._units:
             return [], np.zeros((0, self.dim), np.float32)
         return self._units, _unit_norm(np.concatenate(self._unit_embs))
