@@ -1,31 +1,13 @@
 // An upload refused before its body is read (401 for a bad token, 413 for a declared size over the limit, 429 for a
 // client at its concurrency bound) is answered so that a client that writes its whole body before it reads still
 // reads the answer: the server reads and drops the rest (src/api/lingeringClose.ts). The client is Python's urllib,
-// which also asks for `Connection: close` (the case Node closed at once). The same check through the container
-// (test/image/check.ts) is not written yet.
+// which also asks for `Connection: close` (the case Node closed at once). test/image/check.ts runs the same client
+// through the container's published port.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { authenticate } from "../helpers/api.js";
-import { createClient, ROOT, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
-
-const CLIENT = path.join(ROOT, "test/http/clients/write_first.py");
-const MB = 1_000_000;
-
-/** What urllib read: the answer, or the transport error it got instead. */
-export function writeFirst(
-  url: string,
-  bytes: number,
-  token?: string,
-): { status?: number; body?: { code: string; msg: string }; error?: string } {
-  const r = spawnSync("python3", [CLIENT, `${url}/v1/transcribe`, String(bytes), ...(token ? [token] : [])], {
-    encoding: "utf8",
-    timeout: 90_000,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+import { createClient, type SoriProcess, startSori, tempDataDir } from "../helpers/server.js";
+import { MB, writeFirst } from "../helpers/writeFirst.js";
 
 describe("early refusals reach a client that writes its whole body first", () => {
   let sori: SoriProcess;

@@ -1,7 +1,8 @@
 // `make test-image` (not part of `make test`): the built image run as a user would run it, with podman.
 // 1. One container (read-only root, /data and /tmp volumes): start to /readyz, a client made with `sori clients
 //    create` inside it, the shared 69 s Korean dialogue transcribed with use_diarization through the published port,
-//    then the container restarted on the same volume and the job read again with the token issued before.
+//    then the container restarted on the same volume and the job read again with the token issued before; a 20 MB
+//    upload with a bad token from a client that writes its whole body first (urllib) reads its 401 through the port.
 // 2. compose.yaml's scale-out profile under podman-compose: PostgreSQL, two API containers, two worker containers;
 //    20 jobs sent alternately to both APIs, the worker holding the long one killed with SIGKILL after its first
 //    checkpoint; every job completes once and the long one resumes; `down` then `up` keeps every result.
@@ -17,6 +18,7 @@ import { after, before, describe, it } from "node:test";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { joinClips } from "../helpers/joinClips.js";
 import { ROOT, TESTDATA } from "../helpers/server.js";
+import { MB, writeFirst } from "../helpers/writeFirst.js";
 
 const PODMAN = (process.env.PODMAN ?? "podman --runtime runc --cgroup-manager cgroupfs").split(" ");
 const ULIMITS = (process.env.ULIMITS ?? "--ulimit nofile=1024:1024 --ulimit nproc=4096:4096").split(" ");
@@ -129,6 +131,15 @@ describe("the single container", () => {
       podman("exec", name, "stat", "-c", "%U %a", "/data/jwt.key", "/data/callback.key"),
       "sori 600\nsori 600\n",
     );
+  });
+
+  it("answers a refused 20 MB upload to a client that writes its whole body first (urllib), three times", () => {
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(writeFirst(url, 20 * MB), {
+        status: 401,
+        body: { code: "H0002", msg: "invalid or expired token" },
+      });
+    }
   });
 
   it("creates a client inside the container and transcribes the dialogue with diarization", async () => {
