@@ -44,6 +44,7 @@ if not TESTDATA.exists():
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 ENROLL_S = (5, 10, 20, 30)
 OPERATING = 0.55  # src/speakers/options.ts
+MIN_ENROLL_S = 5.0  # src/speakers/options.ts, minEnrollS
 WHOLE = float("inf")  # a clip that is the whole file
 
 
@@ -213,7 +214,8 @@ def voices_enrollments(folder: Path, seed: int) -> None:
 
 def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path) -> None:
     """Known voices in conversations built from many voices (bench/conversations.py's sets, tuning and held-out
-    speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses;
+    speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses
+    (as the service enrolls: only with 5 s of speech or more, else the speaker counts as never enrolled);
     the conversation is diarized with the count estimated, each turn is an utterance, and the service's rule
     (bench/name-utterances.ts) names them from the voiceprints of the op. Printed per set: the share of each enrolled
     speaker's speech named right (and wrong), and of each never-enrolled speaker's speech given any name."""
@@ -239,11 +241,11 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                     w.setframerate(16000)
                     w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
             enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
-            saved = cache / f"{conv.name}-{hashlib.sha1(conv.samples.tobytes()).hexdigest()[:12]}-case.json"
+            saved = cache / f"{conv.name}-{hashlib.sha1(conv.samples.tobytes()).hexdigest()[:12]}-case2.json"
             if saved.exists():  # the voiceprints of this conversation, from an earlier run
                 case, utts = json.loads(saved.read_text())
                 cases.append(case)
-                meta.append((conv, utts, {s.key for s in enrolled}))
+                meta.append((conv, utts, {e["id"] for e in case["enrolled"]}))
                 continue
             em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
             turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
@@ -264,10 +266,11 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                              for j, k in enumerate(keys)],
                 "utterances": [{"cluster": u[0], "embedding": got[n_k + j]["embedding"],
                                 "speechS": got[n_k + j]["speech_s"]} for j, u in enumerate(utts)],
+                # as the service enrolls: 5 s of speech at least (SPEAKER_OPTIONS.minEnrollS), or not enrolled
                 "enrolled": [{"id": s.key, "name": s.key, "embedding": got[n_k + n_u + j]["embedding"]}
-                             for j, s in enumerate(enrolled) if got[n_k + n_u + j]["embedding"] is not None],
+                             for j, s in enumerate(enrolled) if got[n_k + n_u + j]["speech_s"] >= MIN_ENROLL_S],
             })
-            meta.append((conv, utts, {s.key for s in enrolled}))
+            meta.append((conv, utts, {e["id"] for e in cases[-1]["enrolled"]}))
             saved.write_text(json.dumps([cases[-1], utts]))
         for rule in rules or ["{}"]:
             _score_naming(part, cases, meta, rule)
