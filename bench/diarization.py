@@ -82,17 +82,17 @@ Ref = list[tuple[float, float, str]]
 # Scoring
 
 
-def der(ref: Ref, hyp: list[tuple[float, float, int]], collar: float, uem: tuple[float, float] | None) -> dict:
-    end = max([e for _, e, _ in ref] + [e for _, e, _ in hyp] + [uem[1] if uem else 0.0]) + 1
-    n = int(np.ceil(end / FRAME))
-    ref_ids = sorted({s for _, _, s in ref})
-    hyp_ids = sorted({s for _, _, s in hyp})
-    r = np.zeros((n, max(1, len(ref_ids))), dtype=bool)
-    h = np.zeros((n, max(1, len(hyp_ids))), dtype=bool)
-    for s, e, spk in ref:
-        r[int(round(s / FRAME)) : int(round(e / FRAME)), ref_ids.index(spk)] = True
-    for s, e, spk in hyp:
-        h[int(round(s / FRAME)) : int(round(e / FRAME)), hyp_ids.index(spk)] = True
+def _grid(turns: list, n: int) -> np.ndarray:
+    """(frames, speakers) activity of `turns` on the 10 ms grid, speakers in sorted order."""
+    ids = sorted({spk for _, _, spk in turns})
+    grid = np.zeros((n, max(1, len(ids))), dtype=bool)
+    for s, e, spk in turns:
+        grid[int(round(s / FRAME)) : int(round(e / FRAME)), ids.index(spk)] = True
+    return grid
+
+
+def _scored(ref: Ref, n: int, collar: float, uem: tuple[float, float] | None) -> np.ndarray:
+    """The frames scored: inside the UEM, outside `collar` of every reference boundary."""
     scored = np.ones(n, dtype=bool)
     if uem:
         scored[:] = False
@@ -102,6 +102,14 @@ def der(ref: Ref, hyp: list[tuple[float, float, int]], collar: float, uem: tuple
         for s, e, _ in ref:
             for b in (int(round(s / FRAME)), int(round(e / FRAME))):
                 scored[max(0, b - c) : b + c] = False
+    return scored
+
+
+def der(ref: Ref, hyp: list[tuple[float, float, int]], collar: float, uem: tuple[float, float] | None) -> dict:
+    end = max([e for _, e, _ in ref] + [e for _, e, _ in hyp] + [uem[1] if uem else 0.0]) + 1
+    n = int(np.ceil(end / FRAME))
+    r, h = _grid(ref, n), _grid(hyp, n)
+    scored = _scored(ref, n, collar, uem)
     r, h = r[scored], h[scored]
     overlap = r.T.astype(np.int64) @ h.astype(np.int64)
     ri, hi = linear_sum_assignment(-overlap)
@@ -139,19 +147,9 @@ def window_bound(samples: np.ndarray, ref: Ref, collar: float, uem: tuple[float,
 
     model = _segmentation_model()
     n = len(samples)
-    ref_ids = sorted({spk for _, _, spk in ref})
     grid_n = int(np.ceil(n / SR / FRAME)) + 1
-    r = np.zeros((grid_n, max(1, len(ref_ids))), dtype=bool)
-    for a, b, spk in ref:
-        r[int(round(a / FRAME)) : int(round(b / FRAME)), ref_ids.index(spk)] = True
-    scored = np.ones(grid_n, dtype=bool)
-    if uem:
-        scored[:] = False
-        scored[int(round(uem[0] / FRAME)) : int(round(uem[1] / FRAME))] = True
-    c = int(round(collar / FRAME))
-    for a, b, _ in ref:
-        for edge in (int(round(a / FRAME)), int(round(b / FRAME))):
-            scored[max(0, edge - c) : edge + c] = False
+    r = _grid(ref, grid_n)
+    scored = _scored(ref, grid_n, collar, uem)
     members = np.array([[k in pair for pair in POWERSET] for k in range(3)])  # local speaker x class
     errors = total = 0
     starts = chunk_starts(n, max(1, round(step_s * SR)))
