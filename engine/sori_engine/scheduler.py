@@ -83,7 +83,7 @@ def _advance(steps: rounds.Steps[Any], value: list[list[Decoded]] | None) -> _Ou
         return _Outcome(need=steps.send(value))  # type: ignore[arg-type]  # None starts a fresh generator
     except StopIteration as stop:
         return _Outcome(result=stop.value)
-    except BaseException as e:  # reported to the worker as the request's error
+    except Exception as e:  # noqa: BLE001 - reported to the worker as the request's error
         return _Outcome(error=e)
 
 
@@ -203,7 +203,9 @@ class Scheduler:
         first = ready[0].need
         assert first is not None
         # Clips share a batch when their decode settings and kind (first round or rests) are equal.
-        group = [r for r in ready if r.need is not None and (r.need.settings, r.need.rests) == (first.settings, first.rests)]
+        group = [
+            r for r in ready if r.need is not None and (r.need.settings, r.need.rests) == (first.settings, first.rests)
+        ]
         wanted = [len(r.need.items) - len(r.decoded) for r in group if r.need is not None]
         slots = first.settings.options.batch_size
         if sum(wanted) < slots and any(r.advancing is not None for r in self._running.values()):

@@ -10,11 +10,13 @@ text of each request within a few characters of its text alone, and no further f
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from transcripts import cer, reference
 
 from sori_engine import audio as audio_io
 from sori_engine import transcriber
@@ -22,7 +24,6 @@ from sori_engine.errors import CANCELLED, EngineError
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_engine.scheduler import Scheduler, SchedulerOptions, shares
 from sori_eval.wav import write_wav
-from transcripts import cer, reference
 
 FILES = (
     "en/earnings22_1_4482311_3_62.wav",
@@ -99,9 +100,7 @@ def test_four_requests_in_shared_batches_get_the_text_each_gets_alone(testdata: 
         _close_to_alone(testdata, files, alone, together)
 
 
-def test_a_short_call_behind_a_long_file_finishes_first(
-    testdata: Path, model: dict[str, Any], tmp_path: Path
-) -> None:
+def test_a_short_call_behind_a_long_file_finishes_first(testdata: Path, model: dict[str, Any], tmp_path: Path) -> None:
     clip = audio_io.decode(str(testdata / FILES[0]))
     long = write_wav(tmp_path / "long.wav", np.concatenate([clip] * 4))  # 4 minutes, 8 chunks or more
     reqs = {"long": _params(model, long, words=False), "short": _params(model, testdata / FILES[1], words=False)}
@@ -119,3 +118,25 @@ def test_a_cancelled_request_frees_its_place_at_once(testdata: Path, model: dict
     assert scheduler.idle  # its generator closed
     del files["a"]
     _close_to_alone(testdata, files, alone, results)  # c took a's place
+
+
+def test_the_engine_answers_ping_and_cancel_between_passes(engine: Any, model: dict[str, Any], testdata: Path) -> None:
+    def send(rid: str, op: str, params: dict[str, Any]) -> None:
+        engine.send_raw((json.dumps({"id": rid, "op": op, "params": params}) + "\n").encode())
+
+    ask = {"model": model, "language_mode": "fixed", "language": "en"}
+    send("many-1", "transcribe", {**ask, "audio_path": str(testdata / FILES[0])})
+    send("many-2", "transcribe", {**ask, "audio_path": str(testdata / FILES[1])})
+    send("many-3", "ping", {})
+    send("many-4", "cancel", {"id": "many-1"})
+    finals: dict[str, dict[str, Any]] = {}
+    while len(finals) < 4:
+        msg = engine.read_line()
+        assert msg["id"].startswith("many-"), msg
+        if "event" not in msg:
+            finals[msg["id"]] = msg
+    order = list(finals)
+    assert order.index("many-3") < order.index("many-2")  # a ping is not queued behind a transcription
+    assert finals["many-4"]["result"] == {"cancelled": True}
+    assert finals["many-1"]["error"]["code"] == CANCELLED
+    assert finals["many-2"]["result"]["segments"]
