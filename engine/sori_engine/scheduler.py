@@ -5,7 +5,8 @@ waits for (rounds.Need) and returns its result. Up to `jobs` requests run at onc
 the rest wait as their parsed parameters only, so memory stays bounded whatever is queued. A running request's
 CPU stages (audio decoding, VAD, language, the verdicts, the file-level clean) run in a small thread pool, between
 its needs; the scheduler's own thread, the decoder, runs one batched pass at a time over the needs of every
-request waiting for one, as one batch of at most `batch_size` clips. A batch that would not be full waits up to
+request waiting for one, as one batch of at most `batch_size` clips (a request waiting alone, or for its rests,
+has all its clips decoded in one call, as when it runs alone). A batch that would not be full waits up to
 `gather_s` for the requests still in their CPU stages, so that their clips join it. Each request gets an equal share of the batch
 (the slots a request does not fill go to the others in submission order), so a 4-hour file does not stall the
 short calls behind it. A batch's clips are decoded as each is alone (rounds.decode_once), so a request's text
@@ -215,7 +216,10 @@ class Scheduler:
             if now - self._gathering_since < self.options.gather_s:
                 return False  # others may yet join this batch
         self._gathering_since = None
-        allotted = shares(len(group), slots, wanted)
+        # A request alone, or rests (a few short clips each, their token cap their request's longest rest): all its
+        # clips in one call, batched by decode_once just as when the request runs alone.
+        alone = len(group) == 1 or first.rests
+        allotted = wanted if alone else shares(len(group), slots, wanted)
         jobs: list[rounds.Job] = []
         items: list[rounds.Item] = []
         taken: list[tuple[_Running, int]] = []
