@@ -172,12 +172,13 @@ def _take(line: bytes, writer: LineWriter, scheduler: Any, started: dict[str, fl
             params = parse_transcribe(req.params)
             rid = req.id
             started[rid] = begun
+            # Events only while the request is in flight: a cancelled one's stage may still be running.
             scheduler.submit(
                 rid,
                 lambda: transcriber.transcribe_steps(
                     params,
-                    lambda fraction: writer.progress(rid, fraction),
-                    (lambda cp: writer.checkpoint(rid, cp)) if params.checkpoints else None,
+                    lambda fraction: writer.progress(rid, fraction) if rid in started else None,
+                    (lambda cp: writer.checkpoint(rid, cp) if rid in started else None) if params.checkpoints else None,
                 ),
             )
             return
