@@ -14,8 +14,11 @@ OUT/<part>/<entry>/<file>.json:
   domain CALL), 100 ms per step, an interim asked every fifth step: every interim and final.
 
     flock ~/.sori-bench.lock .venv/bin/python bench/decode_dump.py OUT [--part batch|stream] [--only SUBSTRING]
+        [--in-flight N]
 
-Then `diff -r BEFORE AFTER`: any difference is a change of output.
+Then `diff -r BEFORE AFTER`: any difference is a change of output. `--in-flight N` sends the batch requests N at a
+time to engines running N at once (SORI_ENGINE_JOBS=N), their clips decoded in shared batches: its diff against a
+dump without it is what sharing batches changes (docs/engine.md, "Many jobs in one engine").
 """
 
 from __future__ import annotations
@@ -34,14 +37,34 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
-MODEL = os.path.realpath(ROOT / "models" / "whisper-base")  # one path, whichever checkout runs it
+MODEL = os.path.realpath(
+    ROOT / "models" / "whisper-base"
+)  # one path, whichever checkout runs it
 ENTRIES = {
-    "sommers": {"path": MODEL, "device": "cpu", "compute_type": "int8", "beam_size": 5, "cpu_threads": 0, "vad": True},
-    "whisper": {"path": MODEL, "device": "cpu", "compute_type": "int8", "beam_size": 1, "cpu_threads": 0, "vad": True},
+    "sommers": {
+        "path": MODEL,
+        "device": "cpu",
+        "compute_type": "int8",
+        "beam_size": 5,
+        "cpu_threads": 0,
+        "vad": True,
+    },
+    "whisper": {
+        "path": MODEL,
+        "device": "cpu",
+        "compute_type": "int8",
+        "beam_size": 1,
+        "cpu_threads": 0,
+        "vad": True,
+    },
 }
 AUDIO = (".wav", ".flac", ".mp3", ".m4a", ".mp4", ".amr", ".awb")
-NARROWBAND = ("formats/picovoice_leopard_test_ko.ulaw8k.wav", "formats/picovoice_leopard_test_ko.amr",
-              "formats/deeply_ko_dialogue_constructed.amr", "untranscribed/vito_java_sample_8k.wav")
+NARROWBAND = (
+    "formats/picovoice_leopard_test_ko.ulaw8k.wav",
+    "formats/picovoice_leopard_test_ko.amr",
+    "formats/deeply_ko_dialogue_constructed.amr",
+    "untranscribed/vito_java_sample_8k.wav",
+)
 
 
 class Engine:
@@ -65,12 +88,16 @@ class Engine:
             raise RuntimeError("engine exited")
         return json.loads(line)
 
-    def call(self, op: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def call(
+        self, op: str, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The op's result (or error) and the checkpoints it emitted."""
         self.n += 1
         rid = str(self.n)
         assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps({"id": rid, "op": op, "params": params}) + "\n").encode())
+        self.proc.stdin.write(
+            (json.dumps({"id": rid, "op": op, "params": params}) + "\n").encode()
+        )
         self.proc.stdin.flush()
         checkpoints = []
         while True:
@@ -81,6 +108,34 @@ class Engine:
                 checkpoints.append(msg["checkpoint"])
             elif "result" in msg or "error" in msg:
                 return msg.get("result") or {"error": msg["error"]}, checkpoints
+
+    def call_many(
+        self, op: str, many: list[dict[str, Any]]
+    ) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+        """`call` for each params, all sent at once: each one's result (or error) and checkpoints, in order."""
+        assert self.proc.stdin is not None
+        ids = []
+        for params in many:
+            self.n += 1
+            ids.append(str(self.n))
+            self.proc.stdin.write(
+                (
+                    json.dumps({"id": ids[-1], "op": op, "params": params}) + "\n"
+                ).encode()
+            )
+        self.proc.stdin.flush()
+        checkpoints: dict[str, list[dict[str, Any]]] = {rid: [] for rid in ids}
+        finals: dict[str, dict[str, Any]] = {}
+        while len(finals) < len(ids):
+            msg = self._line()
+            rid = msg.get("id")
+            if rid not in checkpoints:
+                continue
+            if msg.get("event") == "checkpoint":
+                checkpoints[rid].append(msg["checkpoint"])
+            elif "result" in msg or "error" in msg:
+                finals[rid] = msg.get("result") or {"error": msg["error"]}
+        return [(finals[rid], checkpoints[rid]) for rid in ids]
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -111,7 +166,10 @@ def batch_params(rel: str, entry: str, vad: bool = True) -> dict[str, Any]:
 
 def write(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
 
 
 def files(only: str | None) -> list[str]:
@@ -123,30 +181,51 @@ def files(only: str | None) -> list[str]:
     return [f for f in out if only is None or only in f]
 
 
-def run_batch(out: Path, only: str | None) -> None:
-    engine = Engine()
+def run_batch(out: Path, only: str | None, in_flight: int = 1) -> None:
+    tasks = [
+        (entry, rel, batch_params(rel, entry))
+        for rel in files(only)
+        for entry in ENTRIES
+    ]
+    tasks += [
+        ("sommers-novad", rel, batch_params(rel, "sommers", vad=False))
+        for rel in NARROWBAND
+        if only is None or only in rel
+    ]
+    _dump(out, Engine({"SORI_ENGINE_JOBS": str(in_flight)}), tasks, in_flight)
+    windowed = [
+        ("whisper-window60", rel, batch_params(rel, "whisper"))
+        for rel in files(only)
+        if rel.startswith("multi/")
+    ]
+    _dump(
+        out,
+        Engine({"SORI_ENGINE_WINDOW_S": "60", "SORI_ENGINE_JOBS": str(in_flight)}),
+        windowed,
+        in_flight,
+    )
+
+
+def _dump(
+    out: Path,
+    engine: Engine,
+    tasks: list[tuple[str, str, dict[str, Any]]],
+    in_flight: int,
+) -> None:
+    """Each task's answer written, `in_flight` requests sent at a time."""
     try:
-        for rel in files(only):
-            for entry in ENTRIES:
-                result, cps = engine.call("transcribe", batch_params(rel, entry))
-                write(out / "batch" / entry / f"{rel}.json", {"result": result, "checkpoints": cps})
+        for i in range(0, len(tasks), in_flight):
+            group = tasks[i : i + in_flight]
+            for (entry, rel, _p), (result, cps) in zip(
+                group, engine.call_many("transcribe", [p for *_k, p in group])
+            ):
+                write(
+                    out / "batch" / entry / f"{rel}.json",
+                    {"result": result, "checkpoints": cps},
+                )
                 print(entry, rel, flush=True)
-        for rel in NARROWBAND:
-            if only is None or only in rel:
-                result, cps = engine.call("transcribe", batch_params(rel, "sommers", vad=False))
-                write(out / "batch" / "sommers-novad" / f"{rel}.json", {"result": result, "checkpoints": cps})
-                print("sommers-novad", rel, flush=True)
     finally:
         engine.close()
-    windowed = Engine({"SORI_ENGINE_WINDOW_S": "60"})
-    try:
-        for rel in files(only):
-            if rel.startswith("multi/"):
-                result, cps = windowed.call("transcribe", batch_params(rel, "whisper"))
-                write(out / "batch" / "whisper-window60" / f"{rel}.json", {"result": result, "checkpoints": cps})
-                print("whisper-window60", rel, flush=True)
-    finally:
-        windowed.close()
 
 
 def pcm8k(path: Path) -> bytes:
@@ -173,7 +252,15 @@ def run_stream(out: Path, only: str | None) -> None:
                 "language": lang,
                 "word_timestamps": False,
             }
-            engine.call("stream_open", {"session": "s", "sample_rate": 8000, "epd_time": 0.5, "decode": decode})
+            engine.call(
+                "stream_open",
+                {
+                    "session": "s",
+                    "sample_rate": 8000,
+                    "epd_time": 0.5,
+                    "decode": decode,
+                },
+            )
             pcm = pcm8k(TESTDATA / rel)
             events: list[Any] = []
             n = 0
@@ -197,13 +284,21 @@ def run_stream(out: Path, only: str | None) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("out", type=Path)
     ap.add_argument("--part", choices=("batch", "stream", "all"), default="all")
     ap.add_argument("--only", help="only files whose path contains this")
+    ap.add_argument(
+        "--in-flight",
+        type=int,
+        default=1,
+        help="batch requests sent at once to each engine",
+    )
     args = ap.parse_args()
     if args.part in ("batch", "all"):
-        run_batch(args.out, args.only)
+        run_batch(args.out, args.only, args.in_flight)
     if args.part in ("stream", "all"):
         run_stream(args.out, args.only)
     return 0

@@ -38,6 +38,7 @@ export const ENGINE_ERROR_CODES = [
   "audio_too_long",
   "model_load_failed",
   "internal",
+  "cancelled",
   "engine_crashed",
   "engine_timeout",
 ] as const;

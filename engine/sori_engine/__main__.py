@@ -3,13 +3,19 @@
 stdout belongs to the protocol alone. Before anything else is imported the real stdout is moved to a private file
 descriptor and fd 1 is pointed at stderr, so a stray print, a library warning or output from native code
 (CTranslate2, FFmpeg, onnxruntime) lands in the log instead of corrupting the stream the worker parses.
+
+A reader thread puts each input line in the inbox; the main thread, the decoder, serves them. Up to
+SORI_ENGINE_JOBS transcribe requests are in flight at once, their clips decoded in shared batches (scheduler.py);
+every other op (ping, probe, cancel, stream_*, diarize, refine, ...) is answered between two batched passes.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import sys
+import threading
 import time
 from typing import Any, BinaryIO
 
@@ -24,6 +30,8 @@ from .protocol import (
     PingResult,
     Request,
     bad_request,
+    get_field,
+    is_nonempty_str,
     parse_diarize,
     parse_probe,
     parse_request,
@@ -74,12 +82,18 @@ def main() -> int:
     _setup_logging()
     # Load faster-whisper, CTranslate2 and PyAV before announcing ready, so the first request is not slowed by them.
     from . import audio, models, transcriber  # noqa: F401
+    from .scheduler import SchedulerOptions
 
     writer = LineWriter(protocol_out)
     try:
+        options = SchedulerOptions.from_env(os.environ)
+    except EngineError as e:
+        log.error("%s", e.message)
+        return 2
+    try:
         writer.ready(__version__)
-        log.info("sori_engine %s ready (pid %d)", __version__, os.getpid())
-        _serve(sys.stdin.buffer, writer)
+        log.info("sori_engine %s ready (pid %d, %d transcribe jobs in flight)", __version__, os.getpid(), options.jobs)
+        _serve(sys.stdin.buffer, writer, options)
     except BrokenPipeError:
         log.error("worker closed the protocol pipe; exiting")
         return 1
@@ -88,47 +102,111 @@ def main() -> int:
     return 0  # stdin closed: the worker is done with us
 
 
-def _serve(stdin: BinaryIO, writer: LineWriter) -> None:
+WAKE = b""  # in the inbox: a request's CPU stages reached a need or an end
+
+
+def _read_lines(stdin: BinaryIO, inbox: queue.Queue[bytes | None]) -> None:
     for line in stdin:
-        if not line.strip():
-            continue  # tolerate blank lines; they carry no request to answer
-        try:
-            req = parse_request(line)
-        except EngineError as e:
-            writer.error(request_id_of(line), e.code, e.message)
-            continue
-        started = time.monotonic()
-        try:
-            result = _handle(req, writer)
-        except EngineError as e:
-            log.warning(
-                "id=%s op=%s failed in %.2fs: %s: %s", req.id, req.op, time.monotonic() - started, e.code, e.message
+        if line.strip():  # tolerate blank lines; they carry no request to answer
+            inbox.put(line)
+    inbox.put(None)  # stdin closed: the worker is done with us once the requests in flight are answered
+
+
+def _serve(stdin: BinaryIO, writer: LineWriter, options: Any) -> None:
+    from .scheduler import Scheduler
+
+    inbox: queue.Queue[bytes | None] = queue.Queue()
+    threading.Thread(target=_read_lines, args=(stdin, inbox), daemon=True, name="sori-reader").start()
+    started: dict[str, float] = {}
+
+    def finish(rid: str, result: Any, error: BaseException | None) -> None:
+        took = time.monotonic() - started.pop(rid, time.monotonic())
+        if error is None:
+            writer.result(rid, result.to_json())
+            log.info("id=%s op=transcribe done in %.2fs", rid, took)
+        elif isinstance(error, BrokenPipeError):
+            raise error
+        elif isinstance(error, EngineError):
+            log.warning("id=%s op=transcribe failed in %.2fs: %s: %s", rid, took, error.code, error.message)
+            writer.error(rid, error.code, error.message)
+        else:  # one bad request must not take the engine down
+            log.error("id=%s op=transcribe crashed", rid, exc_info=error)
+            writer.error(rid, INTERNAL, f"{type(error).__name__}: {error}")
+
+    scheduler = Scheduler(options, finish, wake=lambda: inbox.put(WAKE))
+    closed = False
+    try:
+        while True:
+            decoded = scheduler.step()
+            if closed and scheduler.idle:
+                return
+            try:  # after a pass, only what has come in; else wait for a line, a stage's end or a gathering's
+                line = inbox.get(timeout=0 if decoded else scheduler.wait_s())
+            except queue.Empty:
+                continue
+            while True:
+                if line is None:
+                    closed = True
+                elif line != WAKE:
+                    _take(line, writer, scheduler, started)
+                try:
+                    line = inbox.get_nowait()
+                except queue.Empty:
+                    break
+    finally:
+        scheduler.shutdown()
+
+
+def _take(line: bytes, writer: LineWriter, scheduler: Any, started: dict[str, float]) -> None:
+    """One input line: a transcribe request queued for the scheduler, a cancel done, any other op answered now."""
+    from . import transcriber
+
+    try:
+        req = parse_request(line)
+    except EngineError as e:
+        writer.error(request_id_of(line), e.code, e.message)
+        return
+    begun = time.monotonic()
+    try:
+        if req.op == "transcribe":
+            params = parse_transcribe(req.params)
+            rid = req.id
+            started[rid] = begun
+            # Events only while the request is in flight: a cancelled one's stage may still be running.
+            scheduler.submit(
+                rid,
+                lambda: transcriber.transcribe_steps(
+                    params,
+                    lambda fraction: writer.progress(rid, fraction) if rid in started else None,
+                    (lambda cp: writer.checkpoint(rid, cp) if rid in started else None) if params.checkpoints else None,
+                ),
             )
-            writer.error(req.id, e.code, e.message)
-        except BrokenPipeError:
-            raise
-        except Exception as e:  # one bad request must not take the engine down
-            log.exception("id=%s op=%s crashed", req.id, req.op)
-            writer.error(req.id, INTERNAL, f"{type(e).__name__}: {e}")
+            return
+        if req.op == "cancel":
+            target = get_field(req.params, "id", is_nonempty_str, "a non-empty string")
+            result = {"cancelled": scheduler.cancel(target)}
         else:
-            writer.result(req.id, result)
-            log.info("id=%s op=%s done in %.2fs", req.id, req.op, time.monotonic() - started)
+            result = _handle(req, writer)
+    except EngineError as e:
+        log.warning("id=%s op=%s failed in %.2fs: %s: %s", req.id, req.op, time.monotonic() - begun, e.code, e.message)
+        writer.error(req.id, e.code, e.message)
+    except BrokenPipeError:
+        raise
+    except Exception as e:  # one bad request must not take the engine down
+        log.exception("id=%s op=%s crashed", req.id, req.op)
+        writer.error(req.id, INTERNAL, f"{type(e).__name__}: {e}")
+    else:
+        writer.result(req.id, result)
+        log.info("id=%s op=%s done in %.2fs", req.id, req.op, time.monotonic() - begun)
 
 
 def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
-    from . import audio, models, transcriber  # already imported by main(), after stdout was claimed
+    from . import audio, models  # already imported by main(), after stdout was claimed
 
     if req.op == "ping":
         return PingResult(version=__version__, models_loaded=models.loaded_paths()).to_json()
     if req.op == "probe":
         return audio.probe(parse_probe(req.params).audio_path).to_json()
-    if req.op == "transcribe":
-        params = parse_transcribe(req.params)
-        return transcriber.transcribe(
-            params,
-            lambda fraction: writer.progress(req.id, fraction),
-            (lambda cp: writer.checkpoint(req.id, cp)) if params.checkpoints else None,
-        ).to_json()
     if req.op == "diarize":
         from .diarization import diarize  # loaded on first use: engines that never diarize never load its models
 

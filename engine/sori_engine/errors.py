@@ -8,6 +8,7 @@ AUDIO_DECODE_FAILED = "audio_decode_failed"
 AUDIO_TOO_LONG = "audio_too_long"
 MODEL_LOAD_FAILED = "model_load_failed"
 INTERNAL = "internal"
+CANCELLED = "cancelled"  # a `cancel` op dropped the request
 
 
 class EngineError(Exception):

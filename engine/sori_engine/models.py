@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -29,14 +30,16 @@ class ModelKey:
 
 
 _cache: dict[ModelKey, SpeechModel] = {}
+_loading = threading.Lock()  # requests' stages run in threads (scheduler.py): one load per model
 
 
 def get_model(cfg: ModelConfig) -> SpeechModel:
     key = ModelKey(os.path.abspath(cfg.path), cfg.device, cfg.compute_type, cfg.cpu_threads)
-    model = _cache.get(key)
-    if model is None:
-        model = _load(key)
-        _cache[key] = model
+    with _loading:
+        model = _cache.get(key)
+        if model is None:
+            model = _load(key)
+            _cache[key] = model
     return model
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeGuard
@@ -293,11 +294,13 @@ class LineWriter:
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
+        self._lock = threading.Lock()  # requests in flight write from the decoder and the stage threads
 
     def _write(self, obj: dict[str, Any]) -> None:
         data = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-        self._stream.write(data.encode("utf-8"))
-        self._stream.flush()
+        with self._lock:
+            self._stream.write(data.encode("utf-8"))
+            self._stream.flush()
 
     def ready(self, version: str) -> None:
         self._write({"id": None, "event": "ready", "version": version})

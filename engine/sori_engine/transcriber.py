@@ -8,7 +8,9 @@
 5. placement: segments moved to file time and kept inside the file (decode/placement.py);
 6. clean: the file-level hallucination rules over the whole transcript (verdicts/per_file.py).
 
-After each window a checkpoint is emitted (checkpoint.py). `hook(stage, artefact)`, when given, is called after each
+After each window a checkpoint is emitted (checkpoint.py). `transcribe_steps` is the operation as steps
+(decode/rounds.py's `Steps`): it yields each batched pass it waits for, so that the engine's scheduler decodes the
+passes of several requests in shared batches (scheduler.py); `transcribe` decodes each pass at once. `hook(stage, artefact)`, when given, is called after each
 stage with what it made, for benchmarks and profiles. Every tunable is a field of the request's DecodeOptions.
 """
 
@@ -71,13 +73,24 @@ def transcribe(
     progress_interval_s: float = 1.0,
 ) -> TranscribeResult:
     """`req.audio_path` transcribed; `emit_progress` gets the fraction done at most every `progress_interval_s`."""
+    return rounds.run_alone(transcribe_steps(req, emit_progress, emit_checkpoint, hook, progress_interval_s))
+
+
+def transcribe_steps(
+    req: TranscribeParams,
+    emit_progress: Callable[[float], None],
+    emit_checkpoint: Callable[[dict], None] | None = None,
+    hook: Hook = _no_hook,
+    progress_interval_s: float = 1.0,
+) -> rounds.Steps[TranscribeResult]:
+    """`transcribe` as steps: yields each batched pass it waits for (rounds.Need) and returns the result."""
     model = models.get_model(req.model)
     check_languages(req, model.languages)
     info = audio_io.probe_or_none(req.audio_path)
     expected_s = audio_io.expected_duration(req.audio_path, req.max_duration_s, info)
     progress = ProgressReporter(emit_progress, expected_s, progress_interval_s)
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
-    return _run(model, req, blocks, phone.narrowband_container(info), progress, emit_checkpoint, hook=hook)
+    return (yield from _run(model, req, blocks, phone.narrowband_container(info), progress, emit_checkpoint, hook=hook))
 
 
 def transcribe_audio(
@@ -96,7 +109,7 @@ def transcribe_audio(
     check_languages(req, model.languages)
     frames = None if window_s is None else round(model.frames_of(window_s))
     progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
-    return _run(model, req, [audio], narrowband, progress, None, frames, speech_probs)
+    return rounds.run_alone(_run(model, req, [audio], narrowband, progress, None, frames, speech_probs))
 
 
 def _run(
@@ -109,7 +122,7 @@ def _run(
     window_frames: int | None = None,
     known_probs: np.ndarray | None = None,
     hook: Hook = _no_hook,
-) -> TranscribeResult:
+) -> rounds.Steps[TranscribeResult]:
     o = req.model.decode
     languages = Languages(model, req, o)
     segments: list[Segment] = []
@@ -135,7 +148,7 @@ def _run(
             head = window.audio[: int(o.chunk_s * SAMPLE_RATE)].copy()
         total = window.offset + window.audio.shape[0]
         speech.add_probs(window.offset, window.probs)
-        new = _decode_window(model, req, window, languages, progress, window_frames, hook)
+        new = yield from _decode_window(model, req, window, languages, progress, window_frames, hook)
         segments.extend(new)
         progress.update(total / SAMPLE_RATE)
         if emit_checkpoint is not None:
@@ -161,7 +174,7 @@ def _decode_window(
     progress: ProgressReporter,
     window_frames: int | None,
     hook: Hook,
-) -> list[Segment]:
+) -> rounds.Steps[list[Segment]]:
     """One window's segments (file time, before the last stage): its chunks by language, each language's decoded
     together."""
     o = req.model.decode
@@ -180,7 +193,7 @@ def _decode_window(
         prompting = Prompting(language, req.model.beam_size, req.word_timestamps, req.initial_prompt, req.hotwords)
         settings = rounds.Settings(model, prompting, o, window_frames)
         job.chunks = lang_chunks
-        decoded = rounds.decode(settings, [job])[0]
+        decoded = (yield from rounds.decode_steps(settings, [job]))[0]
         hook("rounds", decoded)
         for fw in decoded:
             segment = placement.to_segment(fw, language, req.word_timestamps, window.offset / SAMPLE_RATE)

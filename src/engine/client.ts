@@ -1,5 +1,7 @@
 // Spawns the Python engine (`python -m sori_engine`) and speaks its JSON-lines protocol (docs/engine.md).
-// One engine serves one worker, one request at a time. If the process dies, the request in flight fails with
+// Many requests may be in flight at once, each answered by its id: the engine runs up to SORI_ENGINE_JOBS
+// transcriptions together, their clips decoded in shared batches, and answers other ops between two batched passes
+// (docs/engine.md, "Many jobs in one engine"). If the process dies, every request in flight fails with
 // `engine_crashed` and the next request starts a fresh process.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import os from "node:os";
@@ -67,6 +69,8 @@ export class Engine {
       /** Each checkpoint event, when the params ask for them (`checkpoints: true`). */
       onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
       timeoutMs?: number;
+      /** Aborting sends `cancel`: the engine drops the transcription at once and it rejects with `cancelled`. */
+      signal?: AbortSignal;
     } = {},
   ): Promise<TranscribeResult> {
     return (await this.request("transcribe", params, opts)) as TranscribeResult;
@@ -149,13 +153,33 @@ export class Engine {
       onProgress?: (fraction: number) => void;
       onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
       timeoutMs?: number;
+      signal?: AbortSignal;
     },
   ): Promise<unknown> {
     await this.start();
+    if (opts.signal?.aborted) throw new EngineError("cancelled", `${op} cancelled before it was sent`);
     const child = this.child!;
     const id = String(this.nextId++);
+    const signal = opts.signal;
+    const onAbort = () => {
+      // The engine answers the request itself with `cancelled`; the cancel's own answer says only whether it was there.
+      if (this.pending.has(id))
+        child.stdin.write(JSON.stringify({ id: `cancel-${id}`, op: "cancel", params: { id } }) + "\n");
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const settled =
+      <T>(f: (v: T) => void) =>
+      (v: T) => {
+        signal?.removeEventListener("abort", onAbort);
+        f(v);
+      };
     return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject, onProgress: opts.onProgress, onCheckpoint: opts.onCheckpoint };
+      const p: Pending = {
+        resolve: settled(resolve),
+        reject: settled(reject),
+        onProgress: opts.onProgress,
+        onCheckpoint: opts.onCheckpoint,
+      };
       if (opts.timeoutMs) {
         p.timer = setTimeout(() => {
           // A hung engine cannot be trusted with the next request either: kill it; `exit` rejects the request.

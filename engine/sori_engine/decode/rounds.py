@@ -7,14 +7,16 @@ the verdicts find suspect is decoded again alone (`decode_again`).
 
 `decode` takes the chunks of several owners (`Job`: a request's window, or several requests' windows) that share
 their decode settings (`Settings`), batches them together and gives each owner its own segments: what the owner
-gets when decoded alone, so batching across jobs is a matter of scheduling. One job per call is what `transcribe`
-does today.
+gets when decoded alone, so batching across jobs is a matter of scheduling. `decode_steps` is the same rounds as a
+generator that yields each round's pass as a `Need` and is sent its result: the engine's scheduler (scheduler.py)
+decodes the needs of several requests in shared batches; `run_alone` decodes each at once, as `decode` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -65,9 +67,41 @@ class Item:
     before: Decoded | None = None  # a rest's text before it: its chunk's last segment
 
 
+@dataclass
+class Need:
+    """One batched pass the stages wait for: `decode_once(settings, jobs, items, rests)`, whose result (each item's
+    segments) is sent back into the generator that yielded it. Items may be decoded in several passes, each beside
+    other needs' items of equal settings and `rests`: each item's segments are its own."""
+
+    settings: Settings
+    jobs: list[Job]
+    items: list[Item]
+    rests: bool
+
+
+T = TypeVar("T")
+# Stages that wait for batched passes: yields each Need, is sent its segments, returns what the stages make.
+Steps = Generator[Need, list[list[Decoded]], T]
+
+
+def run_alone(steps: Steps[T]) -> T:
+    """What `steps` returns, each need decoded at once by itself (one request's decode, as before the scheduler)."""
+    try:
+        need = next(steps)
+        while True:
+            need = steps.send(decode_once(need.settings, need.jobs, need.items, need.rests))
+    except StopIteration as stop:
+        return stop.value
+
+
 def decode(s: Settings, jobs: list[Job]) -> list[list[Decoded]]:
     """Each job's segments (in the time of its `audio`, in time order), its chunks decoded in
     batches together with the other jobs' chunks, in rounds."""
+    return run_alone(decode_steps(s, jobs))
+
+
+def decode_steps(s: Settings, jobs: list[Job]) -> Steps[list[list[Decoded]]]:
+    """`decode` as steps: each round's batched pass is yielded as a Need."""
     o = s.options
     out: list[list[Decoded]] = [[] for _ in jobs]
     items = [Item(j, chunk) for j, job in enumerate(jobs) for chunk in job.chunks]
@@ -75,7 +109,8 @@ def decode(s: Settings, jobs: list[Job]) -> list[list[Decoded]]:
         if not items:
             break
         tails: list[Item] = []
-        for item, segs in zip(items, decode_once(s, jobs, items, round_ > 0), strict=True):
+        decoded = yield Need(s, jobs, items, round_ > 0)
+        for item, segs in zip(items, decoded, strict=True):
             audio = jobs[item.owner].audio
             segs = rest_echo.without_echo(segs, item.before, o.rest_echo_words) if item.before else segs
             out[item.owner].extend(segs)
