@@ -32,8 +32,6 @@ from .model.interface import Decoded
 
 log = logging.getLogger(__name__)
 
-DEFAULT_JOBS = 2
-
 
 @dataclass(frozen=True)
 class SchedulerOptions:
@@ -42,15 +40,15 @@ class SchedulerOptions:
     gather_s: how long a batch that would not be full waits for requests in their CPU stages to join it (a short
     wait: the decoder idles meanwhile, which on a GPU is lost time, on a CPU host mostly not)."""
 
-    jobs: int = DEFAULT_JOBS
-    stage_threads: int = DEFAULT_JOBS
+    jobs: int = 2
+    stage_threads: int = 2
     gather_s: float = 0.5
 
     @staticmethod
     def from_env(env: Mapping[str, str]) -> SchedulerOptions:
         raw = env.get("SORI_ENGINE_JOBS", "").strip()
         try:
-            jobs = int(raw) if raw else DEFAULT_JOBS
+            jobs = int(raw) if raw else SchedulerOptions.jobs
         except ValueError:
             raise bad_request(f"SORI_ENGINE_JOBS must be a whole number, not {raw!r}") from None
         jobs = max(1, jobs)
