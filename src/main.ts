@@ -29,9 +29,12 @@ export interface Running {
 export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
   const store = await openStore(config);
   const blobs = await openBlobStore(config, store);
+  // The workers share engines: each engine runs up to SORI_ENGINE_JOBS transcriptions at once, their clips decoded
+  // in shared batches (docs/engine.md, "Many jobs in one engine"), and holds each model once.
+  const engineCount = Math.ceil(opts.workers / config.engineJobs);
   const models = forEngines(
     loadModelRegistry(config.modelsDir, config.modelsFile, config.python),
-    opts.workers,
+    engineCount,
     availableParallelism(),
   );
 
@@ -46,22 +49,26 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
     log: log.child({ part: "callbacks" }),
     allowPrivate: config.callbackAllowPrivate,
   });
+  const engines = Array.from({ length: engineCount }, (_, i) => {
+    const elog = log.child({ engine_index: i });
+    return new Engine({
+      python: config.python,
+      nice: config.engineNice,
+      // Both sides read the same value: the engine admits as many transcriptions as its workers send.
+      env: { SORI_ENGINE_JOBS: String(config.engineJobs) },
+      onLog: (line) => elog.debug({ engine: line }, "engine log"),
+    });
+  });
   const workers: Worker[] = [];
-  const engines: Engine[] = [];
   for (let i = 0; i < opts.workers; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
-    const engine = new Engine({
-      python: config.python,
-      nice: config.engineNice,
-      onLog: (line) => wlog.debug({ engine: line }, "engine log"),
-    });
-    engines.push(engine);
     workers.push(
       new Worker(id, {
         store,
         blobs,
-        engine,
+        // Round-robin: with 3 workers and 2 jobs per engine, workers 0 and 2 share the first engine.
+        engine: engines[i % engineCount]!,
         models,
         config,
         log: wlog,
@@ -131,6 +138,8 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
       await opsServer?.close();
       await listener?.close();
       await Promise.all(workers.map((w) => w.stop(config.shutdownGraceS * 1000)));
+      // Once every worker has finished or handed back its task: nothing of ours is left in the engines.
+      await Promise.all(engines.map((e) => e.stop()));
       await callbacks.stop();
       await insight?.close();
       await blobs.close();

@@ -1,8 +1,11 @@
 // Spawns the Python engine (`python -m sori_engine`) and speaks its JSON-lines protocol (docs/engine.md).
 // Many requests may be in flight at once, each answered by its id: the engine runs up to SORI_ENGINE_JOBS
 // transcriptions together, their clips decoded in shared batches, and answers other ops between two batched passes
-// (docs/engine.md, "Many jobs in one engine"). If the process dies, every request in flight fails with
-// `engine_crashed` and the next request starts a fresh process.
+// (docs/engine.md, "Many jobs in one engine"). The requests in flight may belong to different jobs, so one request's
+// end never takes the others down: an aborted request (its signal) or one past its time budget fails alone, at
+// once, and the engine is told to drop it (`cancel`); a request past its budget also has the engine checked with a
+// `ping`, and only an engine that does not answer it is killed. If the process dies, every request in flight fails
+// with `engine_crashed` and the next request starts a fresh process.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
@@ -40,6 +43,21 @@ export interface EngineOptions {
   /** Niceness of the engine process, added to this process's own (capped at 19). Decoding is batch work: on a host that also serves the API, a lower CPU
    * priority keeps reads answered in milliseconds while every core decodes (docs/configuration.md). */
   nice?: number;
+  /** After a request ran past its time budget: how long the engine has to answer a `ping` before it is killed
+   * (default 30 s; the engine answers a ping between two batched passes). */
+  checkTimeoutMs?: number;
+}
+
+/** What a request may be given beside its params. */
+interface RequestOptions {
+  onProgress?: ((fraction: number) => void) | undefined;
+  /** Each checkpoint event, when the params ask for them (`checkpoints: true`). */
+  onCheckpoint?: ((checkpoint: EngineCheckpoint) => void) | undefined;
+  /** Past this, the request fails with `engine_timeout` (the others in flight go on; see `timedOut`). */
+  timeoutMs?: number | undefined;
+  /** Aborting fails the request at once with `cancelled` and sends the engine `cancel` for it: a transcription is
+   * dropped there (none of its clips decoded after), any other op's late answer is ignored. */
+  signal?: AbortSignal | undefined;
 }
 
 interface Pending {
@@ -47,7 +65,8 @@ interface Pending {
   reject: (e: EngineError) => void;
   onProgress?: ((fraction: number) => void) | undefined;
   onCheckpoint?: ((checkpoint: EngineCheckpoint) => void) | undefined;
-  timer?: NodeJS.Timeout | undefined;
+  /** Clears the request's timer and abort listener; called once, whichever way it ends. */
+  done: () => void;
 }
 
 export class Engine {
@@ -55,6 +74,8 @@ export class Engine {
   private ready: Promise<void> | null = null;
   private pending = new Map<string, Pending>();
   private nextId = 1;
+  /** The process whose `ping` check is under way (one at a time). */
+  private checking: ChildProcessWithoutNullStreams | null = null;
 
   constructor(private readonly opts: EngineOptions) {}
 
@@ -62,46 +83,33 @@ export class Engine {
     return this.child?.pid;
   }
 
-  async transcribe(
-    params: TranscribeParams,
-    opts: {
-      onProgress?: (fraction: number) => void;
-      /** Each checkpoint event, when the params ask for them (`checkpoints: true`). */
-      onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
-      timeoutMs?: number;
-      /** Aborting sends `cancel`: the engine drops the transcription at once and it rejects with `cancelled`. */
-      signal?: AbortSignal;
-    } = {},
-  ): Promise<TranscribeResult> {
+  async transcribe(params: TranscribeParams, opts: RequestOptions = {}): Promise<TranscribeResult> {
     return (await this.request("transcribe", params, opts)) as TranscribeResult;
   }
 
   /** Re-decodes and scores utterance spans (docs/engine.md, `refine`; used by src/refine). */
-  async refine(
-    params: RefineParams,
-    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
-  ): Promise<RefineResult> {
+  async refine(params: RefineParams, opts: Omit<RequestOptions, "onCheckpoint"> = {}): Promise<RefineResult> {
     return (await this.request("refine", params, opts)) as RefineResult;
   }
 
   /** Speaker turns of a file (docs/engine.md, `diarize`; used by src/diarization). */
-  async diarize(
-    params: DiarizeParams,
-    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
-  ): Promise<DiarizeResult> {
+  async diarize(params: DiarizeParams, opts: Omit<RequestOptions, "onCheckpoint"> = {}): Promise<DiarizeResult> {
     return (await this.request("diarize", params, opts)) as DiarizeResult;
   }
 
   /** Speaker embeddings of given speech (docs/engine.md, `voiceprint`; used by src/speakers). */
   async voiceprint(
     params: VoiceprintParams,
-    opts: { onProgress?: (fraction: number) => void; timeoutMs?: number } = {},
+    opts: Omit<RequestOptions, "onCheckpoint"> = {},
   ): Promise<VoiceprintResult> {
     return (await this.request("voiceprint", params, opts)) as VoiceprintResult;
   }
 
   /** A copy of the audio with spans silenced or beeped (docs/engine.md, `redact_audio`; used by src/jobs/tasks/redactedAudio.ts). */
-  async redactAudio(params: RedactAudioParams, opts: { timeoutMs?: number } = {}): Promise<RedactAudioResult> {
+  async redactAudio(
+    params: RedactAudioParams,
+    opts: Pick<RequestOptions, "timeoutMs" | "signal"> = {},
+  ): Promise<RedactAudioResult> {
     return (await this.request("redact_audio", params, opts)) as RedactAudioResult;
   }
 
@@ -127,8 +135,8 @@ export class Engine {
     return this.pending.size;
   }
 
-  async probe(audioPath: string): Promise<ProbeResult> {
-    return (await this.request("probe", { audio_path: audioPath }, { timeoutMs: 60_000 })) as ProbeResult;
+  async probe(audioPath: string, signal?: AbortSignal): Promise<ProbeResult> {
+    return (await this.request("probe", { audio_path: audioPath }, { timeoutMs: 60_000, signal })) as ProbeResult;
   }
 
   async ping(): Promise<{ version: string; models_loaded: string[] }> {
@@ -146,50 +154,76 @@ export class Engine {
     clearTimeout(t);
   }
 
-  private async request(
-    op: string,
-    params: unknown,
-    opts: {
-      onProgress?: (fraction: number) => void;
-      onCheckpoint?: (checkpoint: EngineCheckpoint) => void;
-      timeoutMs?: number;
-      signal?: AbortSignal;
-    },
-  ): Promise<unknown> {
+  private async request(op: string, params: unknown, opts: RequestOptions): Promise<unknown> {
     await this.start();
-    if (opts.signal?.aborted) throw new EngineError("cancelled", `${op} cancelled before it was sent`);
+    const signal = opts.signal;
+    if (signal?.aborted) throw new EngineError("cancelled", `${op} cancelled before it was sent`);
     const child = this.child!;
     const id = String(this.nextId++);
-    const signal = opts.signal;
-    const onAbort = () => {
-      // The engine answers the request itself with `cancelled`; the cancel's own answer says only whether it was there.
-      if (this.pending.has(id))
-        child.stdin.write(JSON.stringify({ id: `cancel-${id}`, op: "cancel", params: { id } }) + "\n");
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const settled =
-      <T>(f: (v: T) => void) =>
-      (v: T) => {
-        signal?.removeEventListener("abort", onAbort);
-        f(v);
-      };
     return new Promise((resolve, reject) => {
-      const p: Pending = {
-        resolve: settled(resolve),
-        reject: settled(reject),
+      const onAbort = () => this.drop(id, child, new EngineError("cancelled", `${op} cancelled`));
+      const timer =
+        opts.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.drop(
+                id,
+                child,
+                new EngineError("engine_timeout", `engine did not answer ${op} within ${opts.timeoutMs} ms`),
+              );
+              this.check(child);
+            }, opts.timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.set(id, {
+        resolve,
+        reject,
         onProgress: opts.onProgress,
         onCheckpoint: opts.onCheckpoint,
-      };
-      if (opts.timeoutMs) {
-        p.timer = setTimeout(() => {
-          // A hung engine cannot be trusted with the next request either: kill it; `exit` rejects the request.
-          this.failAll(new EngineError("engine_timeout", `engine did not answer ${op} within ${opts.timeoutMs} ms`));
-          child.kill("SIGKILL");
-        }, opts.timeoutMs);
-      }
-      this.pending.set(id, p);
-      child.stdin.write(JSON.stringify({ id, op, params }) + "\n");
+        done: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+        },
+      });
+      this.send(child, { id, op, params });
     });
+  }
+
+  /** Fails one request in flight at once and tells the engine to drop it; whatever it still answers is ignored. */
+  private drop(id: string, child: ChildProcessWithoutNullStreams, err: EngineError): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    p.done();
+    p.reject(err);
+    // The cancel's own answer (`cancelled`: whether the engine still had it) matters to no one.
+    this.send(child, { id: `cancel-${id}`, op: "cancel", params: { id } });
+  }
+
+  /**
+   * A request ran past its budget: that may be the request (a file slower than its budget), or a hung engine. The
+   * engine is asked for a `ping`; answered, it keeps serving the other requests in flight; not answered within
+   * `checkTimeoutMs`, it is killed, and `exit` fails everything still in flight with `engine_crashed`.
+   */
+  private check(child: ChildProcessWithoutNullStreams): void {
+    if (this.checking === child || this.child !== child) return;
+    this.checking = child;
+    const id = `check-${this.nextId++}`;
+    const ms = this.opts.checkTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => {
+      this.opts.onLog?.(`engine did not answer a ping within ${ms} ms after a request timed out; killing it`);
+      child.kill("SIGKILL");
+    }, ms);
+    const end = () => {
+      clearTimeout(timer);
+      if (this.checking === child) this.checking = null;
+    };
+    this.pending.set(id, { resolve: end, reject: end, done: () => {} });
+    this.send(child, { id, op: "ping", params: {} });
+  }
+
+  private send(child: ChildProcessWithoutNullStreams, msg: { id: string; op: string; params: unknown }): void {
+    // A process that has exited (or is being stopped) takes no more lines; its `exit` has failed what was in flight.
+    if (this.child === child && child.stdin.writable) child.stdin.write(`${JSON.stringify(msg)}\n`);
   }
 
   private start(): Promise<void> {
@@ -244,11 +278,13 @@ export class Engine {
           return;
         }
         this.pending.delete(msg.id!);
-        clearTimeout(p.timer);
+        p.done();
         if (msg.error) p.reject(new EngineError(msg.error.code as EngineError["code"], msg.error.message));
         else p.resolve(msg.result);
       });
       readline.createInterface({ input: child.stderr }).on("line", (line) => this.opts.onLog?.(line));
+      // A line written as the process dies fails with EPIPE; its `exit` fails the requests in flight.
+      child.stdin.on("error", (err) => this.opts.onLog?.(`engine stdin: ${err.message}`));
       child.on("error", (err) => {
         clearTimeout(timer);
         reject(new EngineError("engine_crashed", `cannot start engine (${this.opts.python}): ${err.message}`));
@@ -276,9 +312,9 @@ export class Engine {
 
   private failAll(err: EngineError): void {
     for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(err);
       this.pending.delete(id);
+      p.done();
+      p.reject(err);
     }
   }
 }

@@ -1,7 +1,8 @@
-// A worker: claims the next task, runs the task function of its kind with its own engine, and records the outcome
-// through the one task lifecycle (src/storage/tasks.ts). While it works it renews the task's lease; if the lease is lost
-// (reaped, or the job deleted), it stops the engine rather than decode to the end for nothing; if the worker dies,
-// the reaper hands the task to another worker.
+// A worker: claims the next task, runs the task function of its kind on the engine it shares with other workers of
+// the process (src/main.ts), and records the outcome through the one task lifecycle (src/storage/tasks.ts). While it
+// works it renews the task's lease; if the lease is lost (reaped, or the job deleted), it aborts the task's engine
+// requests rather than decode to the end for nothing, and leaves the engine to the other jobs it serves; if the worker
+// dies, the reaper hands the task to another worker.
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { Engine } from "../engine/client.js";
@@ -32,6 +33,7 @@ import { notifyJobQueued } from "./wakeup.js";
 export interface WorkerDeps {
   store: Store;
   blobs: BlobStore;
+  /** Shared with other workers: the worker never stops it (its owner does, after the workers have stopped). */
   engine: Engine;
   models: ModelRegistry;
   config: Config;
@@ -49,6 +51,8 @@ export class Worker {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private current: TaskRow | null = null;
+  /** Aborts the current task's engine requests. */
+  private abort: AbortController | null = null;
   private readonly lease: Lease;
   private readonly tasks: Record<TaskKind, TaskDefinition>;
   /** The kinds this worker claims: refinement only where it is configured and this process takes it. */
@@ -86,17 +90,14 @@ export class Worker {
 
   /**
    * Stops claiming. An in-flight task gets `graceMs` (SORI_SHUTDOWN_GRACE_S) to finish; after that it is handed
-   * back to the queue and the engine is killed, so another worker can take it at once instead of waiting for the
-   * lease to expire (test/e2e/faults.test.ts).
+   * back to the queue and its engine requests are aborted, so another worker can take it at once instead of waiting
+   * for the lease to expire (test/e2e/faults.test.ts). The engine is left running: its owner stops it.
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     this.nudge();
     const loop = this.loop ?? Promise.resolve();
-    if (await Promise.race([loop.then(() => true), unrefSleep(graceMs).then(() => false)])) {
-      await this.deps.engine.stop();
-      return;
-    }
+    if (await Promise.race([loop.then(() => true), unrefSleep(graceMs).then(() => false)])) return;
     const task = this.current;
     if (task) {
       const who = { job_id: task.job_id, kind: task.kind };
@@ -110,10 +111,10 @@ export class Worker {
           ),
       );
     }
-    // The engine is still decoding work that is no longer ours: kill it now rather than wait for it. The loop then
-    // sees the attempt fail, its writes are fenced off (the row is not locked by us any more), and it ends; the
-    // wait is bounded so that the store is not closed under it.
-    await this.deps.engine.stop(0);
+    // The engine is still decoding work that is no longer ours: the task's requests are dropped now rather than
+    // waited for. The loop then sees the attempt fail, its writes are fenced off (the row is not locked by us any
+    // more), and it ends; the wait is bounded so that the store is not closed under it.
+    this.abort?.abort();
     await Promise.race([loop, unrefSleep(5000)]);
   }
 
@@ -157,7 +158,7 @@ export class Worker {
 
   /** One attempt at a claimed task: open the job's audio, run the kind's task function, record the outcome. */
   private async runTask(task: TaskRow): Promise<void> {
-    const { store, blobs, engine, config, log } = this.deps;
+    const { store, blobs, config, log } = this.deps;
     const def = this.tasks[task.kind];
     const retentionMs = config.retentionS * 1000;
     const job = await getJob(store, task.job_id);
@@ -172,16 +173,18 @@ export class Worker {
     // Set once the attempt's outcome is being recorded: a renewal answered after that (in flight while the task
     // completed, or held up by a cut link) says nothing about the engine, which may serve the next task by then.
     let ended = false;
-    let stopping: Promise<void> = Promise.resolve();
+    const abort = new AbortController();
+    this.abort = abort;
     const heartbeat = setInterval(
       () => {
         renewLease(store, task, this.lease, progress)
           .then((ok) => {
             if (ok || lost || ended) return;
             lost = true;
-            // Someone else owns the task now (or it was cancelled): whatever the engine still computes is discarded.
-            tlog.warn("lease lost; stopping the engine");
-            stopping = engine.stop(0).catch(() => {});
+            // Someone else owns the task now (or it was cancelled): whatever the engine still computes for it is
+            // discarded. Only this task's requests end; the engine goes on with the other jobs it serves.
+            tlog.warn("lease lost; cancelling the task's engine requests");
+            abort.abort();
           })
           .catch((err) => tlog.warn({ err: (err as Error).message }, "lease renewal failed"));
       },
@@ -205,6 +208,7 @@ export class Worker {
         onProgress: (f) => (progress = f),
         log: tlog,
         checkpoints,
+        signal: abort.signal,
       });
       clearInterval(heartbeat);
       ended = true;
@@ -226,10 +230,8 @@ export class Worker {
       );
       if (outcome === "retried") this.wakeOthers();
     } finally {
+      this.abort = null;
       await audio?.release();
-      // An engine being stopped for a lost lease must be gone before the next task asks it for work (which then
-      // starts a fresh one); otherwise the stop lands on the next task's request and costs it an attempt.
-      await stopping;
     }
 
     const elapsed = (Date.now() - started) / 1000;

@@ -18,6 +18,8 @@ export interface ChannelOptions {
   onProgress?: ((fraction: number) => void) | undefined;
   /** Each channel is a part of its own (a finished channel's checkpoints make it cost only a re-assembly). */
   checkpoints?: Checkpoints | undefined;
+  /** Passed to each engine request: aborting it ends the channel's transcription at once. */
+  signal?: AbortSignal | undefined;
 }
 
 export async function transcribeChannels(
@@ -25,7 +27,7 @@ export async function transcribeChannels(
   params: TranscribeParams,
   opts: ChannelOptions,
 ): Promise<Utterance[]> {
-  const { channels } = await engine.probe(params.audio_path);
+  const { channels } = await engine.probe(params.audio_path, opts.signal);
   if (channels > MAX_CHANNELS) {
     throw new EngineError(
       "audio_decode_failed",
@@ -39,6 +41,7 @@ export async function transcribeChannels(
     const request = await resumable(count === 1 ? params : { ...params, channel }, opts.checkpoints, channel);
     const raw = await engine.transcribe(request.params, {
       timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
       onProgress: opts.onProgress && ((f) => opts.onProgress!((channel + f) / count)),
       ...(request.onCheckpoint ? { onCheckpoint: request.onCheckpoint } : {}),
     });

@@ -35,6 +35,8 @@ export interface PipelineDeps {
   onProgress?: (fraction: number) => void;
   /** Where the worker keeps the engine's checkpoints; absent outside a worker (`sori transcribe`). */
   checkpoints?: Checkpoints;
+  /** Passed to every engine request: aborting it ends them at once (a worker whose task is no longer its own). */
+  signal?: AbortSignal;
 }
 
 export interface JobResults {
@@ -116,6 +118,7 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
           timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
           onProgress: deps.onProgress,
           checkpoints: deps.checkpoints,
+          signal: deps.signal,
         },
       ),
     );
@@ -132,6 +135,7 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
       // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
       onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
       timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
+      signal: deps.signal,
     }),
   );
   const wordTimestamps = needsWords(input.config);
@@ -141,7 +145,7 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
     ({ turns } = await timeStage("diarize", () =>
       deps.engine.diarize(
         { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
-        { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000) },
+        { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000), signal: deps.signal },
       ),
     ));
     recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
@@ -173,7 +177,7 @@ async function nameSpeakers(
       { audioPath: input.audioPath, spans: spans(), channels, known, maxAudioS: input.maxAudioS },
       deps.engine,
       SPEAKER_OPTIONS,
-      Math.round((60 + budgetS * deps.timeoutFactor) * 1000),
+      { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000), signal: deps.signal },
     ),
   );
 }

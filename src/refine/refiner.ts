@@ -82,6 +82,8 @@ export interface RefineDeps {
   maxAudioS: number;
   timeoutMs: number;
   onProgress?: (fraction: number) => void;
+  /** Aborted when the task is no longer ours: the engine request ends at once. */
+  signal?: AbortSignal;
 }
 
 export interface RefineOutcome {
@@ -131,6 +133,7 @@ export async function refineUtterances(
   const result = await deps.engine.refine(refineParams(sent, config, audioPath, deps), {
     onProgress: deps.onProgress,
     timeoutMs: deps.timeoutMs,
+    signal: deps.signal,
   });
   if (result.spans.length !== sent.length) {
     throw new Error(`engine refined ${result.spans.length} spans for ${sent.length} utterances`);

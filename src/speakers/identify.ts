@@ -96,7 +96,7 @@ export async function identifySpeakers(
   input: IdentifyInput,
   engine: Engine,
   opts: SpeakerOptions,
-  timeoutMs: number,
+  request: { timeoutMs: number; signal?: AbortSignal | undefined },
 ): Promise<Utterance[]> {
   const keys = [...input.spans.keys()].sort((a, b) => a - b);
   if (keys.length === 0 || input.known.length === 0) return utterances;
@@ -113,7 +113,7 @@ export async function identifySpeakers(
       ],
       max_duration_s: input.maxAudioS,
     },
-    { timeoutMs },
+    request,
   );
   const comparable = input.known.filter((k) => k.model === result.model);
   const clusters = keys.map((key, i) => ({

@@ -70,7 +70,7 @@ describe("identifySpeakers", () => {
     }));
     const known = [{ id: "k", name: "Kim", model: "m", embedding: one(1) }];
     const input = { audioPath: "/a.wav", spans, channels: true, known, maxAudioS: 60 };
-    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, 1000);
+    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, { timeoutMs: 1000 });
     assert.deepEqual(
       out.map((u) => u.spk_name),
       ["Kim", undefined],
@@ -98,7 +98,7 @@ describe("identifySpeakers", () => {
     }));
     const known = [{ id: "k", name: "Kim", model: "m", embedding: one(1) }];
     const input = { audioPath: "/a.wav", spans, channels: false, known, maxAudioS: 60 };
-    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, 1000);
+    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, { timeoutMs: 1000 });
     assert.ok(out.every((u) => u.spk_name === undefined));
   });
 
@@ -114,7 +114,7 @@ describe("identifySpeakers", () => {
     }));
     const known = [{ id: "k", name: "Kim", model: "old", embedding: one(1) }];
     const input = { audioPath: "/a.wav", spans, channels: false, known, maxAudioS: 60 };
-    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, 1000);
+    const out = await identifySpeakers(utterances, input, engine, SPEAKER_OPTIONS, { timeoutMs: 1000 });
     assert.ok(out.every((u) => u.spk_name === undefined));
   });
 });

@@ -18,11 +18,13 @@ export interface RedactedAudioInput {
   dataDir: string;
   maxAudioS: number;
   timeoutMs: number;
+  /** Aborted when the task is no longer ours: the engine requests end at once. */
+  signal?: AbortSignal;
 }
 
 /** Writes the copy and stores it; returns its blob key. */
 export async function storeRedactedAudio(engine: Engine, blobs: BlobStore, input: RedactedAudioInput): Promise<string> {
-  const channels = input.multiChannel ? (await engine.probe(input.audioPath)).channels : null;
+  const channels = input.multiChannel ? (await engine.probe(input.audioPath, input.signal)).channels : null;
   const out = spoolPath(input.dataDir, "engine");
   try {
     await engine.redactAudio(
@@ -33,7 +35,7 @@ export async function storeRedactedAudio(engine: Engine, blobs: BlobStore, input
         tracks: audioTracks(input.said, channels),
         max_duration_s: input.maxAudioS,
       },
-      { timeoutMs: input.timeoutMs },
+      { timeoutMs: input.timeoutMs, signal: input.signal },
     );
     return (await blobs.adopt(out)).key;
   } finally {

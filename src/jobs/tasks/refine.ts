@@ -21,7 +21,7 @@ export function refineTask(deps: TaskDeps): TaskDefinition {
       message: "the job's audio is no longer stored",
       retryable: false,
     },
-    async run({ job, audioPath, onProgress, log }: TaskContext): Promise<TaskCompletion> {
+    async run({ job, audioPath, onProgress, log, signal }: TaskContext): Promise<TaskCompletion> {
       const settings = deps.refiner;
       // A worker claims refinements only with a refiner; this guards a misconfigured call.
       if (!settings)
@@ -37,6 +37,7 @@ export function refineTask(deps: TaskDeps): TaskDefinition {
         // Several decodes per utterance: twice the base pass's budget.
         timeoutMs: Math.round((120 + 2 * budgetS * config.engineTimeoutFactor) * 1000),
         onProgress,
+        signal,
       }).catch((err: unknown) => {
         // Only a crashed or hung engine may pass on another attempt (toRefineFailure); a bug here would not.
         throw err instanceof EngineError

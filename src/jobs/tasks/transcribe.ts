@@ -14,7 +14,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
   return {
     toFailure,
     audioMissing: { code: "E500", message: "the job's audio is no longer stored", retryable: false },
-    async run({ job, audioPath, onProgress, log, checkpoints }: TaskContext): Promise<TaskCompletion> {
+    async run({ job, audioPath, onProgress, log, checkpoints, signal }: TaskContext): Promise<TaskCompletion> {
       const jobConfig = readJobConfig(job.config);
       const started = Date.now();
       // The voices it may name, as they are now: a speaker deleted since the submit is no longer named.
@@ -28,6 +28,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
           timeoutFactor: config.engineTimeoutFactor,
           onProgress,
           checkpoints,
+          signal,
           insight: { backend: deps.insight, timeoutMs: config.insight.timeoutS * 1000 },
         },
         job.audio_s,
@@ -50,6 +51,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
                 dataDir: config.dataDir,
                 maxAudioS: config.maxAudioS,
                 timeoutMs: Math.round((60 + (job.audio_s ?? config.maxAudioS) * config.engineTimeoutFactor) * 1000),
+                signal,
               }),
             )
           : null;

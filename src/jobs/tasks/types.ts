@@ -22,10 +22,14 @@ export interface TaskContext {
   log: Logger;
   /** The task's checkpoints: what earlier attempts left, and where this one leaves its own. */
   checkpoints: TaskCheckpoints;
+  /** Aborted when the attempt is no longer ours (lease lost, or handed back at shutdown): passed to every engine
+   * request of the task, so that it ends at once without touching the other jobs the engine serves. */
+  signal: AbortSignal;
 }
 
 /** What the task functions of one worker share. */
 export interface TaskDeps {
+  /** The engine this worker's tasks use, shared with other workers of the process (src/main.ts). */
   engine: Engine;
   /** The job store: the transcribe task reads the known speakers a job may name (docs/speakers.md). */
   store: Store;
