@@ -1,6 +1,7 @@
-// The worker on the one task lifecycle, in-process with the real engine and model: a worker whose lease is lost
-// stops the engine at once instead of decoding to the end, and a completed job whose audio cannot be deleted stays
-// completed (the clean-up failure is logged, never recorded as a failed attempt).
+// The worker on the one task lifecycle, in-process with the real engine and model: two workers share one engine (as
+// src/main.ts wires them); a worker whose lease is lost ends its own task's requests at once instead of decoding to
+// the end, while the other worker's job on the same engine completes; and a completed job whose audio cannot be
+// deleted stays completed (the clean-up failure is logged, never recorded as a failed attempt).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -22,6 +23,8 @@ import { ROOT, TESTDATA, tempDataDir } from "../helpers/server.js";
 // 2.1 s of Korean speech, and the same clip repeated to about two minutes: a decode that takes far longer than the
 // test waits for a lost lease to be noticed.
 const CLIP = path.join(TESTDATA, "ko", "deeply_studioapt_sub100101a00063.wav");
+// 30 s of English: seconds of decoding, in flight on the shared engine while the other job's lease is lost.
+const HALF_MINUTE = path.join(TESTDATA, "multi", "pyannote_sample.wav");
 const REPEAT = `
 import sys, wave, numpy as np
 sys.path.insert(0, sys.argv[3])
@@ -51,7 +54,7 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
   let store: Store;
   let blobs: BlobStore;
   let engine: Engine;
-  let worker: Worker | null = null;
+  let workers: Worker[] = [];
   let n = 0;
 
   const startWorker = (b: BlobStore): Worker => {
@@ -64,15 +67,23 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
       log,
     });
     w.start();
+    workers.push(w);
     return w;
   };
-  const submit = async (file: string): Promise<string> => {
+  const stopWorkers = async (): Promise<void> => {
+    await Promise.all(workers.map((w) => w.stop(0)));
+    workers = [];
+  };
+  const submit = async (
+    file: string,
+    jobConfig: object = { model_name: "sommers", language: "ko" },
+  ): Promise<string> => {
     const { key } = await blobs.put(fs.createReadStream(file));
     const id = `job${++n}`;
     await insertJob(store, {
       id,
       client_id: "c",
-      config: JSON.stringify({ model_name: "sommers", language: "ko" }),
+      config: JSON.stringify(jobConfig),
       blob_key: key,
       file_format: "wav",
       audio_s: null,
@@ -84,17 +95,17 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
   before(async () => {
     store = await openStore({ dataDir });
     blobs = localBlobStore(dataDir);
-    engine = new Engine({ python: config.python });
+    engine = new Engine({ python: config.python, env: { SORI_ENGINE_JOBS: "2" } });
     await insertTestClient(store, "c");
   });
   after(async () => {
-    await worker?.stop(0);
+    await stopWorkers();
     await engine.stop(0);
     await store?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("a lost lease stops the engine: the attempt ends at once, and the new owner's row is untouched", async () => {
+  it("a lost lease cancels that task alone: its attempt ends at once, the other job on the shared engine completes", async () => {
     const long = path.join(dir, "long.wav");
     const r = spawnSync(
       path.join(ROOT, ".venv", "bin", "python"),
@@ -103,7 +114,7 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
     );
     assert.equal(r.status, 0, r.stderr);
     const id = await submit(long);
-    worker = startWorker(blobs);
+    startWorker(blobs);
     // Decoding has begun once the engine process exists and the task is running.
     await until(
       "the engine to start decoding",
@@ -111,8 +122,17 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
       60_000,
     );
     const pid = engine.pid!;
-    await new Promise((r) => setTimeout(r, 500));
-    // Another worker took the task over (as after a reap): the lease is no longer ours.
+    // A second worker on the same engine takes the next job.
+    const other = await submit(HALF_MINUTE, { model_name: "whisper", language: "en" });
+    startWorker(blobs);
+    await until(
+      "the other job running",
+      async () => ((await getJob(store, other))?.state === "running" ? true : undefined),
+      10_000,
+    );
+    await until("both requests in the engine", () => (engine.inFlight >= 2 ? true : undefined), 30_000);
+    await new Promise((r) => setTimeout(r, 1000)); // well into decoding
+    // Another worker took the long task over (as after a reap): the lease is no longer ours.
     await store.db
       .updateTable("tasks")
       .set({ locked_by: "thief", lease_until: Date.now() + 600_000 })
@@ -126,8 +146,12 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
     );
     const endedS = (Date.now() - stolenAt) / 1000;
     assert.ok(endedS < 10, `the attempt went on for ${endedS} s after its lease was lost`);
-    assert.ok(logs.some((l) => l.job_id === id && l.msg === "lease lost; stopping the engine"));
-    assert.throws(() => process.kill(pid, 0), "the decoding engine process is gone");
+    assert.ok(logs.some((l) => l.job_id === id && l.msg === "lease lost; cancelling the task's engine requests"));
+    assert.notEqual(
+      (await getJob(store, other))?.state,
+      "completed",
+      "the other job was still in the engine meanwhile",
+    );
     const task = await store.db.selectFrom("tasks").selectAll().where("job_id", "=", id).executeTakeFirstOrThrow();
     assert.deepEqual(
       [task.state, task.locked_by, task.error_code],
@@ -135,15 +159,33 @@ describe("worker on the task lifecycle (real engine)", { timeout: 300_000 }, () 
       "fenced: the thief's row is untouched",
     );
     assert.equal((await getJob(store, id))?.result, null);
-    await worker.stop(0);
-    worker = null;
+
+    const done = await until(
+      "the other job to be final",
+      async () => {
+        const j = await getJob(store, other);
+        return j?.state === "completed" || j?.state === "failed" ? j : undefined;
+      },
+      120_000,
+    );
+    assert.equal(done.state, "completed");
+    assert.ok(JSON.parse(done.result!).utterances.length > 0);
+    const otherTask = await store.db
+      .selectFrom("tasks")
+      .select("attempts")
+      .where("job_id", "=", other)
+      .executeTakeFirstOrThrow();
+    assert.equal(otherTask.attempts, 1, "the lost lease cost the other job nothing");
+    assert.equal(engine.pid, pid, "the shared engine was neither stopped nor restarted");
+    process.kill(pid, 0);
+    await stopWorkers();
   });
 
   it("a completed job whose audio cannot be deleted stays completed and counts as completed", async () => {
     const failing: BlobStore = { ...blobs, remove: async () => Promise.reject(new Error("disk gone")) };
     const id = await submit(CLIP);
     const failedBefore = await attempts("failed");
-    worker = startWorker(failing);
+    startWorker(failing);
     const job = await until(
       "the job to be final",
       async () => {
