@@ -6,7 +6,8 @@ descriptor and fd 1 is pointed at stderr, so a stray print, a library warning or
 
 A reader thread puts each input line in the inbox; the main thread, the decoder, serves them. Up to
 SORI_ENGINE_JOBS transcribe requests are in flight at once, their clips decoded in shared batches (scheduler.py);
-every other op (ping, probe, cancel, stream_*, diarize, refine, ...) is answered between two batched passes.
+the ops that read a whole file (probe, diarize, voiceprint, redact_audio, refine) run in a pool beside the decoder,
+each answered when done (op_pool.py); the others (ping, cancel, stream_*) are answered between two batched passes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from . import __version__
@@ -112,7 +114,12 @@ def _read_lines(stdin: BinaryIO, inbox: queue.Queue[bytes | None]) -> None:
     inbox.put(None)  # stdin closed: the worker is done with us once the requests in flight are answered
 
 
+# Answered from a pool thread when done (op_pool.py), not on the decoder thread.
+POOL_OPS = frozenset({"probe", "diarize", "voiceprint", "redact_audio", "refine"})
+
+
 def _serve(stdin: BinaryIO, writer: LineWriter, options: Any) -> None:
+    from .op_pool import OpPool
     from .scheduler import Scheduler
 
     inbox: queue.Queue[bytes | None] = queue.Queue()
@@ -134,11 +141,15 @@ def _serve(stdin: BinaryIO, writer: LineWriter, options: Any) -> None:
             writer.error(rid, INTERNAL, f"{type(error).__name__}: {error}")
 
     scheduler = Scheduler(options, finish, wake=lambda: inbox.put(WAKE))
+    # A thread per job in flight: a worker sends its job's requests one at a time.
+    pool = OpPool(options.jobs, writer, wake=lambda: inbox.put(WAKE))
     closed = False
     try:
         while True:
+            if pool.broken is not None:
+                raise pool.broken
             decoded = scheduler.step()
-            if closed and scheduler.idle:
+            if closed and scheduler.idle and pool.idle:
                 return
             try:  # after a pass, only what has come in; else wait for a line, a stage's end or a gathering's
                 line = inbox.get(timeout=0 if decoded else scheduler.wait_s())
@@ -148,17 +159,19 @@ def _serve(stdin: BinaryIO, writer: LineWriter, options: Any) -> None:
                 if line is None:
                     closed = True
                 elif line != WAKE:
-                    _take(line, writer, scheduler, started)
+                    _take(line, writer, scheduler, pool, started)
                 try:
                     line = inbox.get_nowait()
                 except queue.Empty:
                     break
     finally:
         scheduler.shutdown()
+        pool.shutdown()
 
 
-def _take(line: bytes, writer: LineWriter, scheduler: Any, started: dict[str, float]) -> None:
-    """One input line: a transcribe request queued for the scheduler, a cancel done, any other op answered now."""
+def _take(line: bytes, writer: LineWriter, scheduler: Any, pool: Any, started: dict[str, float]) -> None:
+    """One input line: a transcribe request queued for the scheduler, a file op handed to the pool, a cancel done,
+    any other op answered now."""
     from . import transcriber
 
     try:
@@ -182,11 +195,14 @@ def _take(line: bytes, writer: LineWriter, scheduler: Any, started: dict[str, fl
                 ),
             )
             return
+        if req.op in POOL_OPS:
+            pool.submit(req.id, req.op, lambda progress: _handle(req, progress))
+            return
         if req.op == "cancel":
             target = get_field(req.params, "id", is_nonempty_str, "a non-empty string")
-            result = {"cancelled": scheduler.cancel(target)}
+            result = {"cancelled": scheduler.cancel(target) or pool.cancel(target)}
         else:
-            result = _handle(req, writer)
+            result = _handle(req, lambda _fraction: None)
     except EngineError as e:
         log.warning("id=%s op=%s failed in %.2fs: %s: %s", req.id, req.op, time.monotonic() - begun, e.code, e.message)
         writer.error(req.id, e.code, e.message)
@@ -200,7 +216,7 @@ def _take(line: bytes, writer: LineWriter, scheduler: Any, started: dict[str, fl
         log.info("id=%s op=%s done in %.2fs", req.id, req.op, time.monotonic() - begun)
 
 
-def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
+def _handle(req: Request, progress: Callable[[float], None]) -> dict[str, Any]:
     from . import audio, models  # already imported by main(), after stdout was claimed
 
     if req.op == "ping":
@@ -211,13 +227,11 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
         from .diarization import diarize  # loaded on first use: engines that never diarize never load its models
 
         dparams = parse_diarize(req.params)
-        return diarize(
-            dparams.audio_path, dparams.spk_count, dparams.max_duration_s, lambda f: writer.progress(req.id, f)
-        ).to_json()
+        return diarize(dparams.audio_path, dparams.spk_count, dparams.max_duration_s, progress).to_json()
     if req.op == "voiceprint":
         from . import voiceprint  # loaded on first use, as diarization is
 
-        return voiceprint.voiceprint(voiceprint.parse_voiceprint(req.params), lambda f: writer.progress(req.id, f))
+        return voiceprint.voiceprint(voiceprint.parse_voiceprint(req.params), progress)
     if req.op == "redact_audio":
         from . import redact_audio
 
@@ -225,7 +239,7 @@ def _handle(req: Request, writer: LineWriter) -> dict[str, Any]:
     if req.op == "refine":
         from . import refiner
 
-        return refiner.refine(refiner.parse_refine(req.params), lambda fraction: writer.progress(req.id, fraction))
+        return refiner.refine(refiner.parse_refine(req.params), progress)
     if req.op in ("stream_open", "stream_audio", "stream_step", "stream_close"):
         from . import streaming
 
