@@ -37,7 +37,7 @@ export function defaultRegistry(modelsDir: string): ModelRegistry {
 /**
  * The registry as a host with `engines` batch engines runs it. CTranslate2's default for `cpu_threads` 0 is 4
  * threads per engine whatever the cores: with several engines on a host, an entry left at 0 gets the host's cores
- * shared among them instead (at least one each). On 2 cores, 2 workers spent 383 CPU s on the throughput mix at one
+ * shared among them instead (at least one each). On 2 cores, 2 engines (a worker each) spent 383 CPU s on the throughput mix at one
  * thread each against 468 s at the default; a single engine did not gain from 2 threads instead of 4 (520 against
  * 480 CPU s, one run each), so it keeps the default (docs/performance.md, "Threads and workers"). An explicit
  * value, and a GPU entry, are kept.
