@@ -51,10 +51,11 @@ describe("workers sharing engines", { timeout: 300_000 }, () => {
       FILES.map(async (f) => String((await submit(sori.url, token, path.join(TESTDATA, f), EN)).body.id)),
     );
     const bodies = await Promise.all(ids.map((id) => waitFinal(sori.url, token, id)));
-    for (const [i, body] of bodies.entries()) {
+    for (const [i, file] of FILES.entries()) {
+      const body = bodies[i];
       assert.equal(body.status, "completed", JSON.stringify(body));
       const text = body.results.utterances.map((u: { msg: string }) => u.msg).join(" ");
-      assert.ok(normalizedCer(text, REFS.get(FILES[i]!)!) < 0.15, text);
+      assert.ok(normalizedCer(text, REFS.get(file) ?? "") < 0.15, text);
     }
     assert.equal(enginePids(sori).length, 1, "one engine process for the two workers");
     // Both jobs ran at once: each started before the other completed, by two workers.
