@@ -58,7 +58,7 @@ const EnvSchema = z.object({
   SORI_RATE_LIMITS: z.enum(["local", "shared"]).optional(),
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
   SORI_ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
-  SORI_ENGINE_JOBS: z.coerce.number().int().min(1).max(64).default(2),
+  SORI_ENGINE_JOBS: z.coerce.number().int().min(1).max(64).optional(),
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
   SORI_OPENAI_MAX_FILE_BYTES: z.coerce
     .number()
@@ -147,8 +147,8 @@ export interface Config {
   /** CPU niceness of the engine processes: below the API's, so reads stay fast while workers decode. */
   engineNice: number;
   /** Transcriptions one engine process runs at once (SORI_ENGINE_JOBS, passed to the engines): a process's workers
-   * share ceil(workers / engineJobs) engines. */
-  engineJobs: number;
+   * share ceil(workers / engineJobs) engines. Null: by the models' device (engineJobsFor in src/engine/models.ts). */
+  engineJobs: number | null;
   /** POST /v1/audio/transcriptions answers synchronously for files up to these (docs/extras.md). */
   openaiMaxAudioS: number;
   openaiMaxFileBytes: number;
@@ -261,7 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: e.SORI_DATABASE_URL ? (e.SORI_RATE_LIMITS ?? "shared") : "local",
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
     engineNice: e.SORI_ENGINE_NICE,
-    engineJobs: e.SORI_ENGINE_JOBS,
+    engineJobs: e.SORI_ENGINE_JOBS ?? null,
     stream: {
       sessions: e.SORI_STREAM_SESSIONS,
       engines: e.SORI_STREAM_ENGINES,

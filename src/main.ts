@@ -8,7 +8,7 @@ import { CallbackSender } from "./callbacks/sender.js";
 import { loadCallbackKey } from "./callbacks/sign.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { forEngines, loadModelRegistry } from "./engine/models.js";
+import { engineJobsFor, forEngines, loadModelRegistry } from "./engine/models.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
@@ -31,12 +31,10 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
   const blobs = await openBlobStore(config, store);
   // The workers share engines: each engine runs up to SORI_ENGINE_JOBS transcriptions at once, their clips decoded
   // in shared batches (docs/engine.md, "Many jobs in one engine"), and holds each model once.
-  const engineCount = Math.ceil(opts.workers / config.engineJobs);
-  const models = forEngines(
-    loadModelRegistry(config.modelsDir, config.modelsFile, config.python),
-    engineCount,
-    availableParallelism(),
-  );
+  const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
+  const engineJobs = config.engineJobs ?? engineJobsFor(registry);
+  const engineCount = Math.ceil(opts.workers / engineJobs);
+  const models = forEngines(registry, engineCount, availableParallelism());
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
   const insight =
@@ -55,7 +53,7 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
       python: config.python,
       nice: config.engineNice,
       // Both sides read the same value: the engine admits as many transcriptions as its workers send.
-      env: { SORI_ENGINE_JOBS: String(config.engineJobs) },
+      env: { SORI_ENGINE_JOBS: String(engineJobs) },
       onLog: (line) => elog.debug({ engine: line }, "engine log"),
     });
   });

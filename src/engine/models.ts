@@ -42,6 +42,16 @@ export function defaultRegistry(modelsDir: string): ModelRegistry {
  * 480 CPU s, one run each), so it keeps the default (docs/performance.md, "Threads and workers"). An explicit
  * value, and a GPU entry, are kept.
  */
+/**
+ * SORI_ENGINE_JOBS when it is not set: 4 where a batch model runs on a GPU (one model copy, its clips in shared
+ * batches), 1 on a CPU host, where workers sharing one engine were slower than an engine each: 2 workers on the
+ * small mix through `sori serve`, 2 cores, 87 s wall and 133 CPU s sharing against 63 s and 121 s apart
+ * (docs/performance.md, "Threads and workers").
+ */
+export function engineJobsFor(registry: ModelRegistry): number {
+  return registry.sommers.device === "cuda" || registry.whisper.device === "cuda" ? 4 : 1;
+}
+
 export function forEngines(registry: ModelRegistry, engines: number, cores: number): ModelRegistry {
   if (engines <= 1) return registry;
   return withCpuThreads(registry, Math.max(1, Math.floor(cores / engines)));

@@ -1,6 +1,6 @@
 // The workers of one `sori serve` share engines: ceil(SORI_WORKERS / SORI_ENGINE_JOBS) engine processes, each
-// running its workers' jobs at once (docs/engine.md, "Many jobs in one engine"). Two workers on the default (2 jobs
-// per engine) run two jobs at once through one engine process; with SORI_ENGINE_JOBS=1 each worker has its own.
+// running its workers' jobs at once (docs/engine.md, "Many jobs in one engine"). Two workers with SORI_ENGINE_JOBS=2
+// run two jobs at once through one engine process; on a CPU host's default (1) each worker has its own.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -46,7 +46,7 @@ describe("workers sharing engines", { timeout: 300_000 }, () => {
   };
 
   it("two workers, two jobs at once, one engine process", async () => {
-    const { sori, token } = await serve({ SORI_WORKERS: "2" });
+    const { sori, token } = await serve({ SORI_WORKERS: "2", SORI_ENGINE_JOBS: "2" });
     const ids = await Promise.all(
       FILES.map(async (f) => String((await submit(sori.url, token, path.join(TESTDATA, f), EN)).body.id)),
     );
@@ -74,8 +74,8 @@ describe("workers sharing engines", { timeout: 300_000 }, () => {
     );
   });
 
-  it("SORI_ENGINE_JOBS=1: an engine per worker", async () => {
-    const { sori, token } = await serve({ SORI_WORKERS: "2", SORI_ENGINE_JOBS: "1" });
+  it("a CPU host's default (SORI_ENGINE_JOBS unset: 1): an engine per worker", async () => {
+    const { sori, token } = await serve({ SORI_WORKERS: "2" });
     const ids = await Promise.all(
       FILES.map(async (f) => String((await submit(sori.url, token, path.join(TESTDATA, f), EN)).body.id)),
     );

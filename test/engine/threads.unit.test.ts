@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultRegistry, forEngines, forStreamEngines } from "../../src/engine/models.js";
+import { defaultRegistry, engineJobsFor, forEngines, forStreamEngines } from "../../src/engine/models.js";
 
 describe("forEngines: CPU threads per batch engine", () => {
   const registry = defaultRegistry("/models");
@@ -23,6 +23,14 @@ describe("forEngines: CPU threads per batch engine", () => {
     assert.equal(forEngines(gpu, 2, 16).whisper.cpu_threads, 0);
     forEngines(registry, 2, 2);
     assert.equal(registry.sommers.cpu_threads, 0);
+  });
+});
+
+describe("engineJobsFor: jobs per engine when SORI_ENGINE_JOBS is not set", () => {
+  it("1 on a CPU host (an engine per worker), 4 where a batch model runs on a GPU", () => {
+    const registry = defaultRegistry("/models");
+    assert.equal(engineJobsFor(registry), 1);
+    assert.equal(engineJobsFor({ ...registry, sommers: { ...registry.sommers, device: "cuda" as const } }), 4);
   });
 });
 
