@@ -241,7 +241,8 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                     w.setframerate(16000)
                     w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
             enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
-            saved = cache / f"{conv.name}-{hashlib.sha1(conv.samples.tobytes()).hexdigest()[:12]}-case2.json"
+            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode()).hexdigest()[:12]
+            saved = cache / f"{conv.name}-{key}-case3.json"  # the voiceprints depend on the audio and the model
             if saved.exists():  # the voiceprints of this conversation, from an earlier run
                 case, utts = json.loads(saved.read_text())
                 cases.append(case)

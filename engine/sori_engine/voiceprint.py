@@ -3,8 +3,9 @@
 A request names voices; each voice is speech from one or more parts: a file (or one channel of it), either whole
 (its speech found as diarization finds it: segmentation-3.0 joined with Silero VAD) or only the given spans (a
 diarized speaker's turns, which are speech already). The speech is cut into pieces of at most `piece_s` and CAM++
-embeds each piece whole (diarization/embedders.py with one window per piece); a voice's embedding is the mean of its
-unit-norm piece embeddings weighted by length, unit-norm. With `count_voices`, the voice's speech is also embedded
+embeds each piece whole (diarization/embedders.py with one window per piece); each unit-norm piece embedding, less
+the cohort mean of its file's band (diarization/cohort.py: wideband, or narrowband as a phone call), goes into the
+voice's embedding: their mean weighted by length, unit-norm. With `count_voices`, the voice's speech is also embedded
 in diarization's 1 s windows, and each file's windows are clustered as diarization estimates a count
 (clustering.py); the voices are the most any file holds, and at least two when two files' own voiceprints score below
 `files_same_voice_sim` (DiarizeConfig): an enrollment whose audio holds several voices is refused by the service.
@@ -25,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from . import audio
-from .diarization import CAMPPLUS_CONFIG, embed_blocks
+from .diarization import CAMPPLUS_CONFIG, cohort, embed_blocks
+from .diarization.band import NARROWBAND_DB, BandScan
 from .diarization.clustering import cluster
 from .diarization.embedders import CampplusEmbedder
 from .diarization.models.weights import CAMPPLUS
@@ -34,7 +36,7 @@ from .diarization.regions import HOP, split_long
 from .diarization.turns import FRAME_S
 from .protocol import bad_request, is_number, is_span
 
-MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10"
+MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10-cohort-{cohort.version()}"
 PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)
 MAX_VOICES = 20_000  # a job's speakers and each of its utterances (docs/speakers.md): a 4-hour call has a few thousand
 MAX_PARTS = 16
@@ -135,12 +137,14 @@ class _Embedders:
         if self.win is not None:
             self.win.add(unit, samples)
 
-    def into(self, voice: _Voice) -> None:
+    def into(self, voice: _Voice, narrowband: bool) -> None:
         got, emb = self.whole.result()
-        voice.pieces.extend(emb)
+        voice.pieces.extend(cohort.centre(emb, narrowband))
         weights = [float(b - a) for a, b in got]
         voice.weights.extend(weights)
         if len(emb):
+            # count_voices compares files by their raw voiceprints, for which files_same_voice_sim was chosen (centred
+            # at the same 0.35, the files alone refused 8 of the voices folder's 63 one-speaker sets)
             mean = np.average(emb, axis=0, weights=np.asarray(weights))
             voice.files.append(mean / max(float(np.linalg.norm(mean)), 1e-8))
         if self.win is not None:
@@ -153,9 +157,10 @@ def _embed_file(
     units: list[tuple[int, list[tuple[int, int]]]],
     voices: list[_Voice],
     windows: bool,
+    narrowband: bool,
 ) -> None:
     """Every voice's units (frames) of one file in one pass over it: (voice index, its units); with `windows` also
-    the 1 s windows that count_voices clusters."""
+    the 1 s windows that count_voices clusters. `narrowband`: the file's band, whose cohort mean centres its pieces."""
     piece = max(1, round(CAMPPLUS_CONFIG.piece_s / FRAME_S))
     embedders: dict[int, _Embedders] = {}
     spans: list[tuple[tuple[int, tuple[int, int]], tuple[int, int]]] = []
@@ -167,7 +172,7 @@ def _embed_file(
     for (vi, unit), samples in audio.cut_spans(blocks(), spans):
         embedders[vi].add(unit, samples)
     for vi, emb in embedders.items():
-        emb.into(voices[vi])
+        emb.into(voices[vi], narrowband)
 
 
 def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
@@ -199,19 +204,23 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
         em = embed_blocks(blocks, CAMPPLUS_CONFIG)
         if params.count_voices and em.emb.shape[0]:
             voices[vi].windows.append(em.emb)
-        _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, windows=False)
+        narrow = em.band_db is not None and em.band_db < NARROWBAND_DB
+        _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, False, narrow)
         step()
     for (path, channel), file_parts in by_file.items():
 
         def file_blocks(path: str = path, channel: int | None = channel) -> Any:
             return audio.stream(path, params.max_duration_s, channel)
 
-        n = sum(b.shape[0] for b in file_blocks())
+        band, n = BandScan(), 0
+        for b in file_blocks():
+            band.feed(b)
+            n += b.shape[0]
         last = n // HOP
         units = []
         for vi, part in file_parts:
             frames = [(round(a / FRAME_S), min(last, round(b / FRAME_S))) for a, b in part.spans or ()]
             units.append((vi, [(a, b) for a, b in frames if b > a]))
-        _embed_file(file_blocks, n, units, voices, params.count_voices)
+        _embed_file(file_blocks, n, units, voices, params.count_voices, band.finish() < NARROWBAND_DB)
         step()
     return {"model": MODEL, "voices": [v.to_json() for v in voices]}

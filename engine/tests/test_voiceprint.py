@@ -59,6 +59,34 @@ def test_same_speaker_closer_than_another(testdata: Path) -> None:
     assert 8 < r["voices"][0]["speech_s"] < 11
 
 
+def test_a_phone_channel_is_centred_by_its_own_band(testdata: Path, tmp_path: Path) -> None:
+    """The same clips through a telephone channel (300-3400 Hz, 8 kHz, mu-law) are narrowband and centred by that
+    band's cohort mean: the two women stay apart as they are wideband, where raw embeddings put every phone-band voice
+    close to every other; and one woman heard on the phone is still nearer her wideband voice than the other woman is."""
+    from sori_engine import audio
+    from sori_engine.diarization.band import NARROWBAND_DB, band_db
+    from sori_eval.wav import telephone_channel, write_wav
+
+    def phone(name: str) -> str:
+        x = telephone_channel(audio.decode(str(testdata / name)))
+        assert band_db(x) < NARROWBAND_DB < band_db(audio.decode(str(testdata / name)))
+        return str(write_wav(tmp_path / Path(name).name, x))
+
+    r = _run(
+        testdata,
+        [
+            [{"audio_path": A[0]}],
+            [{"audio_path": phone(A[0])}, {"audio_path": phone(A[1])}],
+            [{"audio_path": phone(A[2])}],
+            [{"audio_path": phone(B[0])}],
+        ],
+    )
+    clean_a, phone_a, phone_a2, phone_b = np.array([v["embedding"] for v in r["voices"]])
+    assert phone_a @ phone_a2 > 0.6  # the same woman, another clip, both on the phone
+    assert phone_a @ phone_b < 0.45  # the other woman on the phone
+    assert clean_a @ phone_a2 > clean_a @ phone_b + 0.15
+
+
 def test_spans_embed_only_that_speech_and_count_voices(testdata: Path) -> None:
     # The dialogue's reference turns: its first speaker's speech alone is one voice, the whole file two.
     turns = [ln.split() for ln in (testdata / DIALOGUE.replace(".wav", ".rttm")).read_text().splitlines()]

@@ -42,4 +42,4 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
 
 /** The engine's voiceprint model (sori_engine/voiceprint.py, MODEL): a stored voiceprint of another model is not
  * compared; a job naming one is refused at submit, and adding audio to one is refused (enroll it again). */
-export const VOICEPRINT_MODEL = "campplus-92f29b94e694-piece10";
+export const VOICEPRINT_MODEL = "campplus-92f29b94e694-piece10-cohort-1f2f4b39";

@@ -24,6 +24,7 @@ from .. import audio as audio_mod
 from ..audio import SAMPLE_RATE
 from ..protocol import MODEL_LOAD_FAILED, EngineError
 from ..vad import SileroScan
+from .band import BandScan
 from .clustering import cluster, count_from_pieces
 from .config import DEFAULT_CONFIG, DiarizeConfig, config_from_env
 from .embedders import CampplusEmbedder, Embedder, ResemblyzerEmbedder, resemblyzer_gain
@@ -68,6 +69,8 @@ class Embedded:
     # CAM++ backend: each speech piece (a segment, cut at piece_s) and its embedding over its whole speech
     pieces: list[tuple[int, int]] | None = None
     piece_emb: np.ndarray | None = None
+    # CAM++ backend: the file's high band against its speech band in dB (band.py), for the voiceprint op
+    band_db: float | None = None
 
 
 class _Progress:
@@ -96,10 +99,11 @@ def embed_blocks(
     vad = SileroScan(windowing.vad_frames) if (cfg.silero_union or not campplus) else None
     seg = SegmentationScan(_segmentation_model(), cfg.seg_step_s, windowing.seg_chunks) if campplus else None
     energy = None if campplus else FrameEnergy()
+    band = BandScan() if campplus else None
     n = 0
     for block in blocks():
         n += block.shape[0]
-        for consumer in (vad, seg, energy):
+        for consumer in (vad, seg, energy, band):
             if consumer is not None:
                 consumer.feed(block)
         if expected_s:
@@ -138,7 +142,8 @@ def embed_blocks(
     windows, emb = embedder.result()
     pieces, piece_emb = embedder.units() if isinstance(embedder, CampplusEmbedder) else (None, None)
     report(0.9)
-    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2, pieces, piece_emb)
+    band_db = band.finish() if band is not None else None
+    return Embedded(duration, n_frames, segments, windows, emb, overlap, local, local2, pieces, piece_emb, band_db)
 
 
 def _segmentation_model():  # type: ignore[no-untyped-def]
