@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine.diarization import CAMPPLUS_CONFIG
-from sori_engine.diarization.band import NARROWBAND_DB, band_db
+from sori_engine.diarization.band import band_db
 from sori_engine.diarization.models.weights import CAMPPLUS
 
 from conversations import conversations, read_voices, split
@@ -44,7 +44,7 @@ def main() -> int:
     for conv in conversations(tune, "tune", args.per_set, args.seed):
         em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, args.cache)
         if em.piece_emb is not None:
-            pieces["narrow" if band_db(conv.samples) < NARROWBAND_DB else "wide"].append(em.piece_emb)
+            pieces["narrow" if band_db(conv.samples) < CAMPPLUS_CONFIG.narrowband_db else "wide"].append(em.piece_emb)
     out: dict = {
         "about": "CAM++ cohort means of whole-piece embeddings (engine/sori_engine/diarization/cohort.py), built by "
                  f"bench/cohort.py from the tuning speakers of {len(tune)} voices: "

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import audio
 from .diarization import CAMPPLUS_CONFIG, cohort, embed_blocks
-from .diarization.band import NARROWBAND_DB, BandScan
+from .diarization.band import BandScan
 from .diarization.clustering import cluster
 from .diarization.embedders import CampplusEmbedder
 from .diarization.models.weights import CAMPPLUS
@@ -204,7 +204,7 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
         em = embed_blocks(blocks, CAMPPLUS_CONFIG)
         if params.count_voices and em.emb.shape[0]:
             voices[vi].windows.append(em.emb)
-        narrow = em.band_db is not None and em.band_db < NARROWBAND_DB
+        narrow = em.band_db is not None and em.band_db < CAMPPLUS_CONFIG.narrowband_db
         _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, False, narrow)
         step()
     for (path, channel), file_parts in by_file.items():
@@ -221,6 +221,6 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
         for vi, part in file_parts:
             frames = [(round(a / FRAME_S), min(last, round(b / FRAME_S))) for a, b in part.spans or ()]
             units.append((vi, [(a, b) for a, b in frames if b > a]))
-        _embed_file(file_blocks, n, units, voices, params.count_voices, band.finish() < NARROWBAND_DB)
+        _embed_file(file_blocks, n, units, voices, params.count_voices, band.finish() < CAMPPLUS_CONFIG.narrowband_db)
         step()
     return {"model": MODEL, "voices": [v.to_json() for v in voices]}

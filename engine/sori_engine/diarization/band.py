@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-SAMPLE_RATE = 16000
-FRAME = 512
-NARROWBAND_DB = -35.0  # below this the file is narrowband: -44 dB and less through G.711, -26 dB and more without
-_FREQS = np.fft.rfftfreq(FRAME, 1 / SAMPLE_RATE)
+from ..audio import SAMPLE_RATE
+
+_FRAME = 512
+_FREQS = np.fft.rfftfreq(_FRAME, 1 / SAMPLE_RATE)
 _HIGH = _FREQS > 4200
 _SPEECH = (_FREQS > 300) & (_FREQS < 3400)
-_WINDOW = np.hanning(FRAME).astype(np.float32)
+_WINDOW = np.hanning(_FRAME).astype(np.float32)
 
 
 class BandScan:
@@ -32,11 +32,11 @@ class BandScan:
 
     def feed(self, block: np.ndarray) -> None:
         x = np.concatenate([self._rest, block.astype(np.float32, copy=False)])
-        n = x.shape[0] // FRAME * FRAME
+        n = x.shape[0] // _FRAME * _FRAME
         self._rest = x[n:].copy()
         if n == 0:
             return
-        power = np.abs(np.fft.rfft(x[:n].reshape(-1, FRAME) * _WINDOW, axis=1)) ** 2
+        power = np.abs(np.fft.rfft(x[:n].reshape(-1, _FRAME) * _WINDOW, axis=1)) ** 2
         self._total.append(power.sum(axis=1))
         self._high.append(power[:, _HIGH].sum(axis=1))
         self._speech.append(power[:, _SPEECH].sum(axis=1))

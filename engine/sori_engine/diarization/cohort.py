@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-COHORT_FILE = Path(__file__).with_name("campplus_cohort.json")
+_COHORT_FILE = Path(__file__).with_name("campplus_cohort.json")
 
 
 @lru_cache(maxsize=1)
 def _means() -> dict[str, np.ndarray]:
-    raw = json.loads(COHORT_FILE.read_text(encoding="utf-8"))
+    raw = json.loads(_COHORT_FILE.read_text(encoding="utf-8"))
     return {band: np.asarray(v, np.float32) for band, v in raw["piece"].items()}
 
 
@@ -31,7 +31,7 @@ def _means() -> dict[str, np.ndarray]:
 def version() -> str:
     """A short hash of the means: part of the voiceprint model's name, so that voiceprints centred by other means
     are never compared with these."""
-    return hashlib.sha256(COHORT_FILE.read_bytes()).hexdigest()[:8]
+    return hashlib.sha256(_COHORT_FILE.read_bytes()).hexdigest()[:8]
 
 
 def centre(emb: np.ndarray, narrowband: bool) -> np.ndarray:

@@ -49,6 +49,9 @@ class DiarizeConfig:
     one_speaker_piece_sim: float = 0.4
     # the voiceprint op's count_voices (enrollment): two files whose voiceprints score below this are two voices
     files_same_voice_sim: float = 0.35
+    # the voiceprint op: a file is narrowband (a phone call) when its band measure (band.py) is below this, and its
+    # pieces are centred by the narrowband cohort mean (cohort.py): -44 dB and less through G.711, -26 dB and more without
+    narrowband_db: float = -35.0
 
 
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
