@@ -69,7 +69,8 @@ class Embedded:
     # CAM++ backend: each speech piece (a segment, cut at piece_s) and its embedding over its whole speech
     pieces: list[tuple[int, int]] | None = None
     piece_emb: np.ndarray | None = None
-    # CAM++ backend: the file's high band against its speech band in dB (band.py), for the voiceprint op
+    # CAM++ backend: the file's high band against its speech band in dB (band.py), for the voiceprint op (measured in
+    # the first pass with the detectors: 0.5 CPU s an hour of audio, against about 100 for diarization)
     band_db: float | None = None
 
 
