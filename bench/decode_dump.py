@@ -37,27 +37,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
-MODEL = os.path.realpath(
-    ROOT / "models" / "whisper-base"
-)  # one path, whichever checkout runs it
-ENTRIES = {
-    "sommers": {
-        "path": MODEL,
-        "device": "cpu",
-        "compute_type": "int8",
-        "beam_size": 5,
-        "cpu_threads": 0,
-        "vad": True,
-    },
-    "whisper": {
-        "path": MODEL,
-        "device": "cpu",
-        "compute_type": "int8",
-        "beam_size": 1,
-        "cpu_threads": 0,
-        "vad": True,
-    },
-}
+sys.path.insert(0, str(ROOT / "engine"))  # sori_eval (standard library only)
+from sori_eval.entries import model_entry  # noqa: E402
+
+ENTRIES = {"sommers": model_entry(5), "whisper": model_entry(1)}
 AUDIO = (".wav", ".flac", ".mp3", ".m4a", ".mp4", ".amr", ".awb")
 NARROWBAND = (
     "formats/picovoice_leopard_test_ko.ulaw8k.wav",

@@ -30,10 +30,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))
 from sori_engine import audio as audio_io
+from sori_eval.entries import model_entry
 from sori_eval.wav import write_wav
 
 TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
-MODEL = os.path.realpath(ROOT / "models" / "whisper-base")
 CLIPS = (
     "en/earnings22_1_4482311_3_62.wav",
     "en/earnings22_3_4483589_261_321.wav",
@@ -73,14 +73,7 @@ def run(path: Path, requests: int, jobs: int) -> dict[str, float]:
     )
     assert proc.stdin is not None and proc.stdout is not None
     assert json.loads(proc.stdout.readline())["event"] == "ready"
-    model = {
-        "path": MODEL,
-        "device": "cpu",
-        "compute_type": "int8",
-        "beam_size": 1,
-        "cpu_threads": 0,
-        "vad": True,
-    }
+    model = model_entry(1)
     params = {
         "audio_path": str(path),
         "model": model,

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, it } from "node:test";
 import { Engine } from "../../src/engine/client.js";
+import { defaultRegistry } from "../../src/engine/models.js";
 import { EngineError, type TranscribeParams } from "../../src/engine/protocol.js";
 import { ROOT, TESTDATA } from "../helpers/server.js";
 
@@ -18,14 +19,7 @@ const SHORT = "en/whisper_jfk.flac"; // 11 s
 
 const params = (file: string): TranscribeParams => ({
   audio_path: path.join(TESTDATA, file),
-  model: {
-    path: path.join(ROOT, "models", "whisper-base"),
-    device: "cpu",
-    compute_type: "int8",
-    beam_size: 1,
-    cpu_threads: 0,
-    vad: true,
-  },
+  model: defaultRegistry(path.join(ROOT, "models")).whisper, // as the service sends it
   language_mode: "fixed",
   language: "en",
   language_candidates: null,
