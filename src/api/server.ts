@@ -24,6 +24,7 @@ import { redactedAudioRoutes } from "./redactedAudio.js";
 import { speakerRoutes } from "./speakers.js";
 import { streamingRoutes } from "./streaming.js";
 import { transcribeRoutes } from "./transcribe.js";
+import { FORM_LIMITS } from "./upload.js";
 
 export async function buildServer(ctx: AppContext, log: Logger): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -42,7 +43,13 @@ export async function buildServer(ctx: AppContext, log: Logger): Promise<Fastify
 
   await app.register(formbody);
   await app.register(multipart, {
-    limits: { files: 1, fields: 10, parts: 20, fieldSize: 1024 * 1024, headerPairs: 100 },
+    limits: {
+      files: 1,
+      fields: FORM_LIMITS.textParts,
+      parts: FORM_LIMITS.parts,
+      fieldSize: FORM_LIMITS.textBytes,
+      headerPairs: 100,
+    },
     throwFileSizeLimit: true,
   });
 

@@ -39,6 +39,11 @@ export interface UploadLimits {
 /** Largest text part sent as a file (a `config` sent with a file name): it is read into memory. */
 const MAX_TEXT_FILE_BYTES = 1024 * 1024;
 
+/** Bounds on a multipart body's parts, for every upload route (docs/api.md, "POST /v1/transcribe"). Parts of other
+ * names are ignored, but the parser keeps every text part in memory: at most `textParts` of them, `textBytes` each,
+ * and `parts` in all. */
+export const FORM_LIMITS = { textParts: 64, parts: 80, textBytes: 256 * 1024 } as const;
+
 export async function readUpload(req: FastifyRequest, limits: UploadLimits): Promise<Upload> {
   if (!req.isMultipart())
     throw new ApiError("H0001", "request body must be multipart/form-data with parts config and file");
@@ -49,7 +54,9 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
   try {
     // The audio files, and room for the text parts sent as files.
     const files = maxFiles + limits.textParts.length;
-    for await (const part of req.parts({ limits: { fileSize: limits.maxBytes, files } })) {
+    const parts = req.parts({ limits: { fileSize: limits.maxBytes, files } })[Symbol.asyncIterator]();
+    for (let next = await parts.next(); !next.done; next = await parts.next()) {
+      const part = next.value;
       if (part.type === "field") {
         if (!limits.textParts.includes(part.fieldname)) continue; // unknown parts are ignored, as unknown config keys are
         // A part sent with Content-Type application/json arrives parsed; clients that label the config part so
@@ -70,6 +77,9 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
           maxFiles === 1 ? "file part given more than once" : `at most ${maxFiles} file parts are accepted`,
         );
       }
+      // A part the parser gave up on: the body ended inside it, or a bound on the parts was passed after it began
+      // (the parser's error comes next, and says which).
+      if (part.file.destroyed) await parts.next();
       assertPartReadable(part.file);
       const target = { path: spoolPath(limits.dataDir, "upload"), bytes: 0 };
       upload.files.push(target);
@@ -86,6 +96,9 @@ export async function readUpload(req: FastifyRequest, limits: UploadLimits): Pro
       if (part.file.truncated) throw new ApiError("H0005", limits.tooLarge);
     }
   } catch (err) {
+    // Refused mid-body: the parser, left waiting for someone to read its next part, would hold the rest of the body
+    // back, and the lingering close (lingeringClose.ts) could never read it to its end and keep the connection.
+    req.raw.unpipe();
     await Promise.all(upload.files.map((f) => fs.promises.rm(f.path, { force: true })));
     throw mapMultipartError(err, limits.tooLarge);
   }
@@ -116,6 +129,18 @@ function mapMultipartError(err: unknown, tooLarge: string): unknown {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: string }).code ?? "";
   if (code === "FST_REQ_FILE_TOO_LARGE") return new ApiError("H0005", tooLarge);
+  if (code === "FST_INVALID_JSON_FIELD_ERROR") {
+    return new ApiError(
+      "H0001",
+      "a part sent as application/json is not valid JSON, or holds a __proto__ or constructor.prototype key",
+    );
+  }
+  if (code === "FST_FIELDS_LIMIT" || code === "FST_PARTS_LIMIT") {
+    return new ApiError(
+      "H0001",
+      `a form may hold at most ${FORM_LIMITS.textParts} text parts and ${FORM_LIMITS.parts} parts in all`,
+    );
+  }
   if (
     code.startsWith("FST_") ||
     isTruncatedBodyError(err) ||

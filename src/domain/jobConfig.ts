@@ -137,14 +137,25 @@ export interface ParseOptions {
   speakers?: boolean;
 }
 
+/** The keys secure-json-parse refuses (the multipart parser reads a config part sent as application/json with it):
+ * refused here too, so that a config means the same whatever its part's Content-Type. */
+function refusePrototypeKeys(key: string, value: unknown): unknown {
+  const prototypeKey =
+    key === "__proto__" ||
+    (key === "constructor" && value !== null && typeof value === "object" && Object.hasOwn(value, "prototype"));
+  if (prototypeKey)
+    throw new InvalidInput(`config must not hold a ${key === "__proto__" ? key : "constructor.prototype"} key`);
+  return value;
+}
+
 /** Parses the config part's text. Every failure is a 400 H0001 whose message names the field. */
 export function parseJobConfig(text: string | undefined, opts: ParseOptions = {}): JobConfig {
   if (text === undefined) throw new InvalidInput("config part is required");
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new InvalidInput("config is not valid JSON");
+    raw = JSON.parse(text, refusePrototypeKeys);
+  } catch (err) {
+    throw err instanceof InvalidInput ? err : new InvalidInput("config is not valid JSON");
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new InvalidInput("config must be a JSON object");

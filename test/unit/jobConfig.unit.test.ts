@@ -145,6 +145,12 @@ describe("parseJobConfig", () => {
     assert.deepEqual(c.insight, {});
   });
 
+  it("refuses __proto__ and constructor.prototype keys at any depth, as the multipart parser does for JSON parts", () => {
+    rejects('{"insight": {"__proto__": {"x": 1}}}', "__proto__");
+    rejects('{"a": [{"constructor": {"prototype": {}}}]}', "constructor.prototype");
+    assert.equal(parse('{"constructor": 1}').model_name, "sommers");
+  });
+
   describe("400 H0001", () => {
     it("for a missing config part", () => {
       assert.throws(
