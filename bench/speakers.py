@@ -241,8 +241,9 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                     w.setframerate(16000)
                     w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
             enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
-            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode()).hexdigest()[:12]
-            saved = cache / f"{conv.name}-{key}-case3.json"  # the voiceprints depend on the audio and the model
+            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode() + repr(CAMPPLUS_CONFIG).encode())
+            # the voiceprints depend on the audio and the model, the utterances on diarization's settings
+            saved = cache / f"{conv.name}-{key.hexdigest()[:12]}-case3.json"
             if saved.exists():  # the voiceprints of this conversation, from an earlier run
                 case, utts = json.loads(saved.read_text())
                 cases.append(case)

@@ -56,7 +56,7 @@ class DiarizeConfig:
 
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
 CAMPPLUS_CONFIG = DiarizeConfig(
-    backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.55, batch=16
+    backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.7, batch=16
 )
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
