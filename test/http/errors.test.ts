@@ -165,13 +165,14 @@ describe("spec error tables over HTTP", () => {
         });
         return { status: r.status, body: (await r.json()) as { code?: string; msg?: string } };
       };
-      // Eleven text parts before the file: the parser's old bound of ten left the file part unreadable (schemathesis).
+      // More than ten text parts before the file: the parser's old bound of ten left the file part unreadable
+      // (found by schemathesis).
       const ignored = Array.from({ length: 20 }, (_, i): [string, string] => [`x${i % 10}`, "{}"]);
       assert.equal((await post(ignored)).status, 200);
       const parts = await post(Array.from({ length: 70 }, (): [string, string] => ["x", "{}"]));
       assert.deepEqual([parts.status, parts.body.code], [400, "H0001"]);
       assert.match(String(parts.body.msg), /at most 64 text parts/);
-      // The parser refuses the names of Object.prototype's members (the document's propertyNames).
+      // The parser refuses the names of Object.prototype's members (docs/api.md).
       const proto = await post([["constructor", "{}"]]);
       assert.deepEqual([proto.status, proto.body.code], [400, "H0001"]);
     });

@@ -6,7 +6,8 @@
 // document allows that the server refuses (ST202) and any it forbids that the server takes, a wrong answer to a
 // method a path lacks (ST204), and more (`st explain`). The server has no workers, so submits only queue jobs; known
 // speakers are on, so enrollment runs the engine on real speech (schemathesis_hooks.py puts it into the file parts).
-// A fixed seed keeps CI reproducible; run the same command without --seed (and with a larger -n) to explore further.
+// A fixed seed keeps CI's cases the same; SORI_ST_SEED=N runs another seed and SORI_ST_ARGS adds schemathesis's own
+// options (e.g. "--report har --report-har-path /tmp/st.har" to see every request), to explore further.
 //
 // Checks turned off, and why (each a rule of this server that no schema can state, not a fault):
 // - ensure_resource_availability (ST302), everywhere: a submit's job is asynchronous; its export and redacted audio
@@ -17,8 +18,8 @@
 //   or, with real audio, wait to the timeout on this server without workers.
 // The hooks also drop, from cases generated as valid, parts named after Object.prototype's members, `__proto__` and
 // `constructor.prototype` keys of JSON parts, and unknown parts past eight names: the server refuses the first two
-// and bounds a form's parts (docs/api.md), which open objects (unknown parts and config keys are allowed) cannot
-// say, and schemathesis sends no more than the declared parts of a multipart body that maxProperties would bound.
+// and bounds a form's parts (docs/api.md). Open objects (unknown parts and config keys are allowed) cannot say either,
+// and a `maxProperties` on the form does not help: schemathesis's invalid multipart cases send the declared parts only.
 // And two values the hooks replace in cases generated as valid, because they depend on stored state: the speaker ids
 // of speaker_identification (they must be the caller's enrolled speakers) and result=refined (only for a job that
 // asked for refinement); the document says both in words.
