@@ -5,7 +5,8 @@
 - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral clusterings
   for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids' cosine exceeds
   `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the windows or
-  less than `min_speaker_s` of speech are folded into their nearest cluster. Where that finds one speaker, the
+  less than `min_speaker_s` of speech are folded into their nearest cluster, unless they hold `distinct_cluster_share`
+  and their centroid is far from every other (`distinct_cluster_sim`): a speaker who talks little. Where that finds one speaker, the
   CAM++ backend asks `count_from_pieces` (each speech piece embedded whole, a steadier voice than a 1 s window), and
   clusters the windows into its count when it finds more (pipeline.diarize_embedded).
 
@@ -15,6 +16,8 @@ needs, never its audio.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,7 +46,7 @@ def cluster(emb: np.ndarray, spk_count: int, cfg: DiarizeConfig) -> np.ndarray:
     else:
         k = estimate_count(e, cfg)
         labels = np.zeros(e.shape[0], dtype=np.int64) if k == 1 else _refine(e, _spectral(e, k), cfg.refine_iters)
-        labels = _fold_small(e, labels, _min_cluster(e.shape[0], n, cfg))
+        labels = _fold_small(e, labels, _sizes(e.shape[0], n, cfg))
     if sub.shape[0] == n:
         return labels
     centroids = np.stack([e[labels == i].mean(axis=0) for i in range(int(labels.max()) + 1)])
@@ -109,8 +112,8 @@ def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
     from sklearn.metrics import silhouette_score
 
     n = emb.shape[0]
-    min_size = _min_cluster(n, n, cfg)
-    if n < 3 or n < 2 * min_size:
+    sizes = _sizes(n, n, cfg)
+    if n < 3 or n < 2 * sizes.large:
         return 1
     two = _spectral(emb, 2)
     if two.max() < 1:
@@ -125,7 +128,7 @@ def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
     best_k, best_score = 2, -np.inf
     splits: dict[int, np.ndarray] = {}
     for k in range(2, min(cfg.max_speakers, n - 1) + 1):
-        labels = _fold_small(emb, _spectral(emb, k), min_size)
+        labels = _fold_small(emb, _spectral(emb, k), sizes)
         if int(labels.max()) + 1 != k:
             continue
         splits[k] = labels
@@ -180,18 +183,38 @@ def _spectral(emb: np.ndarray, k: int) -> np.ndarray:
     return labels.astype(np.int64)
 
 
-def _min_cluster(n_sub: int, n_all: int, cfg: DiarizeConfig) -> float:
-    """Fewest windows (of n_sub clustered, out of n_all) a cluster needs to count as a speaker when estimating:
-    min_cluster_share of them, and min_speaker_s of speech. Short files thus come out as one speaker: on a few
-    seconds of speech this model's windows of one voice differ as much as two voices do (docs/diarization.md)."""
-    return max(2.0, cfg.min_cluster_share * n_sub, cfg.min_speaker_s / cfg.step_s * n_sub / max(n_all, 1))
+@dataclass(frozen=True)
+class _Sizes:
+    """Windows a cluster needs to count as a speaker when estimating: `large` always; `distinct` when its centroid's
+    cosine to every other cluster's centroid is at most `sim`."""
+
+    large: float
+    distinct: float
+    sim: float
 
 
-def _fold_small(emb: np.ndarray, labels: np.ndarray, min_size: float) -> np.ndarray:
-    """Merge clusters with fewer than min_size windows into the nearest large cluster (by centroid)."""
+def _sizes(n_sub: int, n_all: int, cfg: DiarizeConfig) -> _Sizes:
+    """For n_sub windows clustered out of n_all: min_cluster_share of them (distinct_cluster_share for a distinct
+    cluster), and min_speaker_s of speech. Short files thus come out as one speaker: on a few seconds of speech this
+    model's windows of one voice differ as much as two voices do (docs/diarization.md). A distinct small cluster is
+    a speaker who talks little (one of five or six, heard twice); a small cluster near another is part of that voice,
+    or windows that mix two voices."""
+    speech = cfg.min_speaker_s / cfg.step_s * n_sub / max(n_all, 1)
+    large = max(2.0, cfg.min_cluster_share * n_sub, speech)
+    distinct = min(large, max(2.0, cfg.distinct_cluster_share * n_sub, speech))
+    return _Sizes(large, distinct, cfg.distinct_cluster_sim)
+
+
+def _fold_small(emb: np.ndarray, labels: np.ndarray, sizes: _Sizes) -> np.ndarray:
+    """Merge the clusters that do not count as speakers (`sizes`) into the nearest that does (by centroid)."""
     labels = labels.copy()
     ids, counts = np.unique(labels, return_counts=True)
-    big = [i for i, c in zip(ids, counts, strict=True) if c >= min_size]
+    big = [i for i, c in zip(ids, counts, strict=True) if c >= sizes.distinct]
+    if sizes.distinct < sizes.large:
+        cents = {i: emb[labels == i].mean(axis=0) for i in big}
+        cents = {i: c / max(float(np.linalg.norm(c)), 1e-8) for i, c in cents.items()}
+        large = {i for i, c in zip(ids, counts, strict=True) if c >= sizes.large}
+        big = [i for i in big if i in large or all(float(cents[i] @ cents[j]) <= sizes.sim for j in big if j != i)]
     if not big:
         big = [ids[int(np.argmax(counts))]]
     centroids = np.stack([emb[labels == b].mean(axis=0) for b in big])

@@ -20,6 +20,9 @@ class DiarizeConfig:
     merge_sim: float = 0.86  # estimating: a k ≥ 3 whose two closest centroids exceed this cosine is over-split
     refine_iters: int = 3  # centroid re-assignment passes after the final spectral clustering
     min_cluster_share: float = 0.1
+    # estimating: a smaller cluster with this share counts when its centroid's cosine to every other is at most this
+    distinct_cluster_share: float = 0.1
+    distinct_cluster_sim: float = 1.0
     min_speaker_s: float = 3.0  # when estimating, a speaker needs this much speech (in windows × step_s)
     max_cluster_windows: int = 1500
     min_turn_s: float = 0.5
@@ -56,7 +59,15 @@ class DiarizeConfig:
 
 RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
 CAMPPLUS_CONFIG = DiarizeConfig(
-    backend="campplus", window_s=1.0, step_s=0.5, min_speaker_s=2.0, one_speaker_sim=0.55, merge_sim=0.7, batch=16
+    backend="campplus",
+    window_s=1.0,
+    step_s=0.5,
+    min_speaker_s=2.0,
+    one_speaker_sim=0.55,
+    merge_sim=0.7,
+    distinct_cluster_share=0.05,
+    distinct_cluster_sim=0.4,
+    batch=16,
 )
 DEFAULT_CONFIG = CAMPPLUS_CONFIG
 BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
