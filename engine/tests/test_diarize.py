@@ -280,6 +280,36 @@ def test_count_estimation_steps_down_an_over_split() -> None:
     assert estimate_count(four, cfg) == 4
 
 
+def test_count_estimation_keeps_a_distinct_speaker_who_talks_little() -> None:
+    """A cluster of 5-10 % of the windows counts as a speaker when its centroid is far from every other
+    (distinct_cluster_sim; the fifth or sixth speaker of a conversation, heard twice), and is folded when it is near
+    another (one voice at another distance)."""
+    from sori_engine.diarization.clustering import estimate_count
+
+    rng = np.random.default_rng(3)
+
+    def unit(v: np.ndarray) -> np.ndarray:
+        return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+    def voice(i: int) -> np.ndarray:  # non-negative like the embeddings; voices apart (cosine about 0.2)
+        c = 0.3 * np.abs(rng.normal(0, 1, 256))
+        c[64 * i : 64 * i + 64] += np.abs(rng.normal(0, 1, 64)) * 2
+        return c
+
+    def blob(centre: np.ndarray, n: int) -> np.ndarray:
+        return unit(np.abs(centre + rng.normal(0, 0.15, (n, centre.size)))).astype(np.float32)
+
+    big = [voice(i) for i in range(3)]
+    cfg = replace(DEFAULT_CONFIG, min_speaker_s=1.0)
+    little = np.concatenate([blob(c, 40) for c in big] + [blob(voice(3), 8)])  # 8 of 128 windows: 6 %
+    assert estimate_count(little, cfg) == 4
+    assert estimate_count(little, replace(cfg, distinct_cluster_share=cfg.min_cluster_share)) == 3  # as before
+    # near the first voice (centroid cosine about 0.6, under merge_sim): a cluster of its own only without the check
+    near = np.concatenate([blob(c, 40) for c in big] + [blob(big[0] + 2.0 * voice(3), 8)])
+    assert estimate_count(near, cfg) == 3
+    assert estimate_count(near, replace(cfg, distinct_cluster_sim=1.0)) == 4
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Bounded memory: the file as a stream of blocks, in windows
 
