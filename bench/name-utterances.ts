@@ -4,9 +4,9 @@
 import { nameUtterances, SPEAKER_OPTIONS } from "../src/speakers/index.js";
 
 interface Case {
-  clusters: { key: number; embedding: number[] | null; speechS: number }[];
-  utterances: { cluster: number; embedding: number[] | null; speechS: number }[];
-  enrolled: { id: string; name: string; embedding: number[] }[];
+  clusters: { key: number; embedding: number[] | null; speechS: number; narrowband?: boolean }[];
+  utterances: { cluster: number; embedding: number[] | null; speechS: number; narrowband?: boolean }[];
+  enrolled: { id: string; name: string; embedding: number[]; embeddingPhone?: number[] | null }[];
 }
 
 const ruleArg = process.argv.indexOf("--rule");

@@ -113,11 +113,18 @@ def main() -> None:
     ap.add_argument("--per-set", type=int, default=48)
     ap.add_argument("--rule", action="append", default=[],
                     help="JSON overriding fields of SPEAKER_OPTIONS, e.g. '{\"keepThreshold\": 0.6}'; several: each scored")
+    ap.add_argument("--band-trials", action="store_true",
+                    help="with --voices: FRR and FAR of single clips by band against wideband and phone prints")
+    ap.add_argument("--by-band", action="store_true",
+                    help="also the first rule's figures on wideband and narrowband conversations apart")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/sori-speakers"))
     args = ap.parse_args()
+    if args.voices and args.band_trials:
+        band_trials(args.voices, args.cache)
+        return
     if args.voices:
         voices_enrollments(args.voices, args.seed)
-        conversation_naming(args.voices, args.per_set, 56, args.rule, args.cache)
+        conversation_naming(args.voices, args.per_set, 56, args.rule, args.cache, args.by_band)
         return
     table = clips()
     emb = embed_all(table)
@@ -212,7 +219,67 @@ def voices_enrollments(folder: Path, seed: int) -> None:
           f"two speakers of one gender and language {sum(n > 1 for n in two)} / {len(two)}")
 
 
-def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path) -> None:
+def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
+    """Each speaker's enrollment (its two enrollment clips, phone prints on) against single clips of every speaker of
+    its part, each clip as recorded and through a telephone channel (G.711, as the phone-band conversations): genuine
+    trials its own clips, impostors the same gender's other speakers. Printed per part and threshold: FRR and FAR of
+    wideband clips against the wideband print, of phone clips against the phone print (the rule for narrowband jobs)
+    and against the wideband print (voices enrolled before phone prints)."""
+    import hashlib
+
+    from conversations import read_voices, split
+    from sori_eval.wav import telephone_channel, write_wav
+
+    rng = random.Random(7)
+    phone_dir = cache / "phone-clips"
+    phone_dir.mkdir(parents=True, exist_ok=True)
+
+    def phone(path: str) -> str:
+        out = phone_dir / f"{hashlib.sha1(path.encode()).hexdigest()[:16]}.wav"
+        if not out.exists():
+            write_wav(out, telephone_channel(audio_mod.decode(path)))
+        return str(out)
+
+    def prints(voices: list[list[str]], phone_prints: bool = False) -> list[dict]:
+        params = {"voices": [{"parts": [{"audio_path": f} for f in v]} for v in voices], "phone_prints": phone_prints}
+        return voiceprint.voiceprint(voiceprint.parse_voiceprint(params))["voices"]
+
+    from sori_engine import audio as audio_mod
+
+    for part, speakers in split(read_voices(folder), 0.4).items():
+        key = hashlib.sha1((voiceprint.MODEL + part + repr([s.key for s in speakers])).encode()).hexdigest()[:12]
+        saved = cache / f"band-trials-{part}-{key}.npz"
+        if saved.exists():
+            z = np.load(saved)
+            enr, enr_p, wide, tel, owner = z["enr"], z["enr_p"], z["wide"], z["tel"], z["owner"]
+        else:
+            got = prints([list(s.enroll) for s in speakers], phone_prints=True)
+            enr = np.array([g["embedding"] for g in got])
+            enr_p = np.array([g["embedding_phone"] for g in got])
+            clips = [(i, c) for i, s in enumerate(speakers) for c in rng.sample(list(s.clips), min(per_speaker, len(s.clips)))]
+            w = prints([[c] for _i, c in clips])
+            t = prints([[phone(c)] for _i, c in clips])
+            ok = [j for j in range(len(clips)) if w[j]["embedding"] and t[j]["embedding"]]
+            wide = np.array([w[j]["embedding"] for j in ok])
+            tel = np.array([t[j]["embedding"] for j in ok])
+            owner = np.array([clips[j][0] for j in ok])
+            np.savez(saved, enr=enr, enr_p=enr_p, wide=wide, tel=tel, owner=owner)
+        gender = np.array([s.gender for s in speakers])
+        print(f"\n{part}: {len(speakers)} speakers, {len(owner)} clips; impostors of the same gender")
+        print("threshold | wideband FRR / FAR | phone vs phone print FRR / FAR | phone vs wideband print FRR / FAR")
+        rows = {"wide": (enr @ wide.T), "phone": (enr_p @ tel.T), "phone-old": (enr @ tel.T)}
+        genuine = owner[None, :] == np.arange(len(speakers))[:, None]
+        impostor = ~genuine & (gender[:, None] == gender[owner][None, :])
+        for th in (0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
+            cells = []
+            for name in ("wide", "phone", "phone-old"):
+                sc = rows[name]
+                cells.append(f"{(sc[genuine] < th).mean():.1%} / {(sc[impostor] >= th).mean():.2%}")
+            print(f"{th:.2f} | " + " | ".join(cells))
+
+
+def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path,
+                        by_band: bool = False) -> None:
     """Known voices in conversations built from many voices (bench/conversations.py's sets, tuning and held-out
     speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses
     (as the service enrolls: only with 5 s of speech or more, else the speaker counts as never enrolled);
@@ -241,16 +308,17 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                     w.setframerate(16000)
                     w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
             enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
-            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode() + repr(CAMPPLUS_CONFIG).encode())
-            # the voiceprints depend on the audio and the model, the utterances on diarization's settings
-            saved = cache / f"{conv.name}-{key.hexdigest()[:12]}-case3.json"
+            em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
+            turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
+            # the voiceprints depend on the audio, the model and the turns diarization found
+            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode()
+                               + repr([(t.start, t.end, t.speaker) for t in turns]).encode())
+            saved = cache / f"{conv.name}-{key.hexdigest()[:12]}-case5.json"
             if saved.exists():  # the voiceprints of this conversation, from an earlier run
                 case, utts = json.loads(saved.read_text())
                 cases.append(case)
                 meta.append((conv, utts, {e["id"] for e in case["enrolled"]}))
                 continue
-            em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
-            turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
             keys = sorted({t.speaker for t in turns})
             own = {k: [(t.start, t.end) for t in turns if t.speaker == k] for k in keys}
             cut = {k: [(t.start, t.end) for t in turns if t.speaker != k] for k in keys}
@@ -260,29 +328,44 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
             voices = [{"parts": [{"audio_path": str(wav), "spans": [list(s) for s in spans[k]]}]} for k in keys]
             voices += [{"parts": [{"audio_path": str(wav), "spans": [list(s) for s in u[3]] or [[0, 0]]}]}
                        for u in utts]
-            voices += [{"parts": [{"audio_path": f} for f in s.enroll]} for s in enrolled]
             got = voiceprint.voiceprint(voiceprint.parse_voiceprint({"voices": voices}))["voices"]
+            # as the service enrolls: each enrollment also printed as heard on the phone
+            got += voiceprint.voiceprint(voiceprint.parse_voiceprint({
+                "voices": [{"parts": [{"audio_path": f} for f in s.enroll]} for s in enrolled], "phone_prints": True,
+            }))["voices"]
             n_k, n_u = len(keys), len(utts)
             cases.append({
-                "clusters": [{"key": k, "embedding": got[j]["embedding"], "speechS": got[j]["speech_s"]}
-                             for j, k in enumerate(keys)],
+                "clusters": [{"key": k, "embedding": got[j]["embedding"], "speechS": got[j]["speech_s"],
+                              "narrowband": got[j]["narrowband"]} for j, k in enumerate(keys)],
                 "utterances": [{"cluster": u[0], "embedding": got[n_k + j]["embedding"],
-                                "speechS": got[n_k + j]["speech_s"]} for j, u in enumerate(utts)],
+                                "speechS": got[n_k + j]["speech_s"], "narrowband": got[n_k + j]["narrowband"]}
+                               for j, u in enumerate(utts)],
                 # as the service enrolls: 5 s of speech at least (SPEAKER_OPTIONS.minEnrollS), or not enrolled
-                "enrolled": [{"id": s.key, "name": s.key, "embedding": got[n_k + n_u + j]["embedding"]}
+                "enrolled": [{"id": s.key, "name": s.key, "embedding": got[n_k + n_u + j]["embedding"],
+                              "embeddingPhone": got[n_k + n_u + j]["embedding_phone"]}
                              for j, s in enumerate(enrolled) if got[n_k + n_u + j]["speech_s"] >= MIN_ENROLL_S],
             })
             meta.append((conv, utts, {e["id"] for e in cases[-1]["enrolled"]}))
             saved.write_text(json.dumps([cases[-1], utts]))
         for rule in rules or ["{}"]:
             _score_naming(part, cases, meta, rule)
+        if by_band:  # the first rule's figures on the conversations the engine finds narrowband and the others
+            narrow = [any(u["narrowband"] for u in c["utterances"]) for c in cases]
+            print(f"{part}: {sum(narrow)} found narrowband, {sum(conv.phone for conv, _u, _k in meta)} built phone-band, "
+                  f"both {sum(n and conv.phone for n, (conv, _u, _k) in zip(narrow, meta))}")
+            for band, want in (("wideband", False), ("narrowband", True)):
+                sel = [i for i, n in enumerate(narrow) if n == want]
+                _score_naming(f"{part}, {band}", [cases[i] for i in sel], [meta[i] for i in sel], (rules or ["{}"])[0])
 
 
 def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
     import json
     import subprocess
 
-    cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts"), "--rule", rule]
+    opts = json.loads(rule)
+    if opts.pop("phonePrints", True) is False:  # as voices enrolled before phone prints
+        cases = [{**c, "enrolled": [{**e, "embeddingPhone": None} for e in c["enrolled"]]} for c in cases]
+    cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts"), "--rule", json.dumps(opts)]
     res = json.loads(subprocess.run(cmd, input=json.dumps(cases), capture_output=True, text=True, check=True,
                                     cwd=ROOT).stdout)
     right = wrong = total_e = named_s = total_s = 0.0
@@ -305,7 +388,10 @@ def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
                 named_s, total_s = named_s + bad, total_s + tot
                 if bad > 0:
                     worst_s.append((bad / tot, conv.name))
-    shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement")}
+    shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement",
+                                         "phoneThreshold", "phoneKeepThreshold")}
+    if "phonePrints" in json.loads(rule):
+        shown["phonePrints"] = json.loads(rule)["phonePrints"]
     print(f"{part}: {len(cases)} conversations, rule {json.dumps(shown)}\n"
           f"  enrolled speakers' speech named right {right / total_e:.1%}, wrongly {wrong / total_e:.1%}; "
           f"never-enrolled speakers' speech named {named_s / total_s:.2%}")

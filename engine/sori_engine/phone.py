@@ -10,7 +10,11 @@ threshold it keeps it while line hiss, room tone and clicks stay under 0.1 (figu
 
 from __future__ import annotations
 
+import numpy as np
+
 from .protocol import ProbeResult
+
+SAMPLE_RATE = 16000
 
 
 def narrowband_container(info: ProbeResult | None) -> bool:
@@ -18,3 +22,14 @@ def narrowband_container(info: ProbeResult | None) -> bool:
     if info is None:
         return False
     return (info.sample_rate is not None and 0 < info.sample_rate <= 8000) or (info.codec or "").startswith("amr_nb")
+
+
+def phone_band(samples: np.ndarray) -> np.ndarray:
+    """16 kHz `samples` as a telephone line passes them: 300-3400 Hz, through 8 kHz, back at 16 kHz (float32).
+    Known voices enrolled from wideband audio are also printed this way, to be compared with phone calls
+    (voiceprint.py). No codec is simulated: a line's codec varies, its band does not."""
+    from scipy import signal
+
+    sos = signal.butter(4, [300, 3400], btype="bandpass", fs=SAMPLE_RATE, output="sos")
+    y = signal.resample_poly(signal.sosfilt(sos, samples.astype(np.float64)), 1, 2)
+    return signal.resample_poly(y, 2, 1).astype(np.float32)

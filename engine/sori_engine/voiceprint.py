@@ -34,6 +34,7 @@ from .diarization.models.weights import CAMPPLUS
 from .diarization.pipeline import SAMPLE_RATE
 from .diarization.regions import HOP, split_long
 from .diarization.turns import FRAME_S
+from .phone import phone_band
 from .protocol import bad_request, is_number, is_span
 
 MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10-cohort-{cohort.version()}"
@@ -55,6 +56,7 @@ class VoiceprintParams:
     voices: tuple[tuple[Part, ...], ...]
     count_voices: bool = False
     max_duration_s: float | None = None
+    phone_prints: bool = False
 
 
 def _part(obj: Any) -> Part:
@@ -90,7 +92,12 @@ def parse_voiceprint(params: Mapping[str, Any]) -> VoiceprintParams:
     max_duration = params.get("max_duration_s")
     if max_duration is not None and (not is_number(max_duration) or max_duration <= 0):
         raise bad_request("field max_duration_s must be a number > 0")
-    return VoiceprintParams(tuple(parsed), count, float(max_duration) if max_duration is not None else None)
+    phone = params.get("phone_prints", False)
+    if not isinstance(phone, bool):
+        raise bad_request("field phone_prints must be a boolean")
+    return VoiceprintParams(
+        tuple(parsed), count, float(max_duration) if max_duration is not None else None, phone_prints=phone
+    )
 
 
 @dataclass
@@ -99,15 +106,21 @@ class _Voice:
     weights: list[float] = dataclasses.field(default_factory=list)
     windows: list[np.ndarray] = dataclasses.field(default_factory=list)  # 1 s windows, for count_voices
     files: list[np.ndarray] = dataclasses.field(default_factory=list)  # its voiceprint in each file, for count_voices
+    phone_pieces: list[np.ndarray] = dataclasses.field(default_factory=list)  # as a phone line passes them
+    phone_weights: list[float] = dataclasses.field(default_factory=list)
+    narrowband: list[bool] = dataclasses.field(default_factory=list)  # each file's band
     speech_frames: int = 0
     count: bool = False  # count the voices in its speech
+    phone: bool = False  # also print it as heard on the phone
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"speech_s": round(self.speech_frames * FRAME_S, 2), "embedding": None}
-        if self.pieces:
-            emb = np.average(np.stack(self.pieces), axis=0, weights=np.asarray(self.weights))
-            emb /= max(float(np.linalg.norm(emb)), 1e-8)
-            out["embedding"] = [round(float(x), 6) for x in emb]
+        out: dict[str, Any] = {
+            "speech_s": round(self.speech_frames * FRAME_S, 2),
+            "embedding": _mean(self.pieces, self.weights),
+            "narrowband": bool(self.narrowband) and all(self.narrowband),
+        }
+        if self.phone:
+            out["embedding_phone"] = _mean(self.phone_pieces, self.phone_weights)
         if self.count:
             out["voices"] = self.voices()
         return out
@@ -124,24 +137,46 @@ class _Voice:
         return n
 
 
-class _Embedders:
-    """One voice's CAM++ embedders over units of one file: each unit whole, and with `windows` also in
-    diarization's 1 s windows (for count_voices)."""
+def _mean(pieces: list[np.ndarray], weights: list[float]) -> list[float] | None:
+    """The pieces' mean weighted by length, unit-norm (rounded for JSON); None without pieces."""
+    if not pieces:
+        return None
+    emb = np.average(np.stack(pieces), axis=0, weights=np.asarray(weights))
+    emb /= max(float(np.linalg.norm(emb)), 1e-8)
+    return [round(float(x), 6) for x in emb]
 
-    def __init__(self, n_samples: int, windows: bool) -> None:
+
+class _Embedders:
+    """One voice's CAM++ embedders over units of one file: each unit whole; with `windows` also in diarization's 1 s
+    windows (for count_voices); with `phone` also each unit as a phone line passes it (phone_prints, wideband
+    files: a narrowband file's pieces are its phone print already)."""
+
+    def __init__(self, n_samples: int, windows: bool, phone: bool) -> None:
         self.whole = CampplusEmbedder(PIECE_CONFIG, n_samples)
         self.win = CampplusEmbedder(CAMPPLUS_CONFIG, n_samples) if windows else None
+        self.phone = CampplusEmbedder(PIECE_CONFIG, n_samples) if phone else None
 
     def add(self, unit: tuple[int, int], samples: np.ndarray) -> None:
         self.whole.add(unit, samples)
         if self.win is not None:
             self.win.add(unit, samples)
+        if self.phone is not None:
+            self.phone.add(unit, phone_band(samples)[: samples.shape[0]])
 
     def into(self, voice: _Voice, narrowband: bool) -> None:
         got, emb = self.whole.result()
-        voice.pieces.extend(cohort.centre(emb, narrowband))
+        centred = cohort.centre(emb, narrowband)
+        voice.pieces.extend(centred)
         weights = [float(b - a) for a, b in got]
         voice.weights.extend(weights)
+        voice.narrowband.append(narrowband)
+        if voice.phone and narrowband:
+            voice.phone_pieces.extend(centred)
+            voice.phone_weights.extend(weights)
+        elif self.phone is not None:
+            got_p, emb_p = self.phone.result()
+            voice.phone_pieces.extend(cohort.centre(emb_p, True))
+            voice.phone_weights.extend(float(b - a) for a, b in got_p)
         if len(emb):
             # count_voices compares files by their raw voiceprints, for which files_same_voice_sim was chosen (centred
             # at the same 0.35, the files alone refused 8 of the voices folder's 63 one-speaker sets)
@@ -166,7 +201,7 @@ def _embed_file(
     spans: list[tuple[tuple[int, tuple[int, int]], tuple[int, int]]] = []
     for vi, own in units:
         voices[vi].speech_frames += sum(b - a for a, b in own)
-        emb = embedders.setdefault(vi, _Embedders(n_samples, windows))
+        emb = embedders.setdefault(vi, _Embedders(n_samples, windows, voices[vi].phone and not narrowband))
         spans.extend(((vi, u), sp) for u in split_long(own, piece) if (sp := emb.whole.span(u)) is not None)
     spans.sort(key=lambda s: s[1][0])
     for (vi, unit), samples in audio.cut_spans(blocks(), spans):
@@ -176,7 +211,7 @@ def _embed_file(
 
 
 def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
-    voices = [_Voice(count=params.count_voices) for _ in params.voices]
+    voices = [_Voice(count=params.count_voices, phone=params.phone_prints) for _ in params.voices]
     whole: list[tuple[int, Part]] = []
     by_file: dict[tuple[str, int | None], list[tuple[int, Part]]] = {}
     for vi, parts in enumerate(params.voices):

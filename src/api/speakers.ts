@@ -221,9 +221,12 @@ export async function speakerRoutes(app: FastifyInstance): Promise<void> {
     if (!speaker) throw new ApiError("H0004", "no speaker with this id");
     if (speaker.model !== VOICEPRINT_MODEL) throw new ApiError("H0001", staleVoiceprint(speaker));
     const { voice } = await voiceOf(req, [], () => null);
-    // Added speech must be the speaker's own: by the rule a job names a speaker with.
+    // Added speech must be the speaker's own: by the rule a job names a speaker with, as heard wideband or, where
+    // both have phone prints, on the phone (a call added to a studio enrollment matches there).
     const score = cosine(speaker.embedding, voice.embedding);
-    if (score < OPTS.threshold) {
+    const phone =
+      speaker.embeddingPhone && voice.embeddingPhone ? cosine(speaker.embeddingPhone, voice.embeddingPhone) : -1;
+    if (score < OPTS.threshold && phone < OPTS.phoneThreshold) {
       throw new ApiError(
         "H0001",
         `the added speech does not match this speaker's voice (cosine ${score.toFixed(2)}, ${OPTS.threshold} needed)`,

@@ -91,6 +91,8 @@ export interface VoiceprintParams {
   voices: { parts: VoiceprintPart[] }[];
   /** Also estimate how many voices each voice's speech holds (an enrollment must hold one). */
   count_voices?: boolean;
+  /** Also print each voice as a phone line passes its speech (`embedding_phone`; enrollments). */
+  phone_prints?: boolean;
   max_duration_s: number | null;
 }
 
@@ -101,6 +103,10 @@ export interface VoiceprintResult {
     speech_s: number;
     /** Unit-norm; null when the voice had no speech long enough to embed. */
     embedding: number[] | null;
+    /** Every file of the voice is narrowband (a phone call, by its spectrum). */
+    narrowband?: boolean;
+    /** With `phone_prints`: the voice as heard on the phone (a narrowband voice's own print); null without speech. */
+    embedding_phone?: number[] | null;
     voices?: number;
   }[];
 }

@@ -18,6 +18,7 @@ export async function enrollVoice(
       {
         voices: [{ parts: files.map((audio_path) => ({ audio_path })) }],
         count_voices: true,
+        phone_prints: true,
         max_duration_s: opts.maxAudioS,
       },
       { timeoutMs },
@@ -48,5 +49,10 @@ export async function enrollVoice(
       `too much speech to enroll: ${voice.speech_s.toFixed(1)} s found, at most ${opts.maxEnrollS} s are taken`,
     );
   }
-  return { model: result.model, embedding: voice.embedding, speechS: voice.speech_s };
+  return {
+    model: result.model,
+    embedding: voice.embedding,
+    embeddingPhone: voice.embedding_phone ?? null,
+    speechS: voice.speech_s,
+  };
 }

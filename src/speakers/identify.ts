@@ -120,11 +120,22 @@ export async function identifySpeakers(
     key,
     embedding: result.voices[i]?.embedding ?? null,
     speechS: result.voices[i]?.speech_s ?? 0,
+    narrowband: result.voices[i]?.narrowband === true,
   }));
-  const voices = utterances.map((u) => ({ cluster: u.spk, embedding: null as number[] | null, speechS: 0 }));
+  const voices = utterances.map((u) => ({
+    cluster: u.spk,
+    embedding: null as number[] | null,
+    speechS: 0,
+    narrowband: false,
+  }));
   checked.forEach((i, j) => {
     const v = result.voices[keys.length + j];
-    voices[i] = { cluster: utterances[i]!.spk, embedding: v?.embedding ?? null, speechS: v?.speech_s ?? 0 };
+    voices[i] = {
+      cluster: utterances[i]!.spk,
+      embedding: v?.embedding ?? null,
+      speechS: v?.speech_s ?? 0,
+      narrowband: v?.narrowband === true,
+    };
   });
   const names = nameUtterances(clusters, voices, comparable, opts);
   return utterances.map((u, i) => (names[i] ? { ...u, spk_name: names[i]!.name } : u));

@@ -2,6 +2,8 @@
 // that voice scores at least the threshold and beats the second best by the margin; two clusters never take the same
 // name (the better score takes it, the other stays anonymous: a wrong name is worse than none). Then each utterance
 // is checked against its own audio (nameUtterances), as diarization may have merged two people into one cluster.
+// A voice heard on the phone (narrowband) is compared with each enrolled voice's phone print where it has one, by
+// thresholds of their own (`phone*` in SpeakerOptions).
 import type { SpeakerOptions } from "./options.js";
 import { cosine } from "./voiceprint.js";
 
@@ -10,12 +12,33 @@ export interface Cluster<K> {
   /** Unit-norm; null when the cluster had too little speech to embed. */
   embedding: number[] | null;
   speechS: number;
+  /** Heard on the phone: compared with the enrolled voices' phone prints. */
+  narrowband?: boolean;
 }
 
 export interface Enrolled {
   id: string;
   name: string;
   embedding: number[];
+  /** The voice as a phone line passes it; null or absent for voices enrolled before phone prints. */
+  embeddingPhone?: number[] | null;
+}
+
+type Thresholds = Pick<SpeakerOptions, "threshold" | "keepThreshold" | "phoneThreshold" | "phoneKeepThreshold">;
+
+/** A voice's score against each enrolled voice, with the thresholds that score is held to (its phone print's for a
+ * narrowband voice, where the enrolled voice has one). */
+function scoresOf(
+  voice: { embedding: number[]; narrowband?: boolean | undefined },
+  enrolled: readonly Enrolled[],
+  opts: Thresholds,
+): { score: number; threshold: number; keep: number }[] {
+  return enrolled.map((e) => {
+    const phone = voice.narrowband === true && e.embeddingPhone ? e.embeddingPhone : null;
+    return phone
+      ? { score: cosine(voice.embedding, phone), threshold: opts.phoneThreshold, keep: opts.phoneKeepThreshold }
+      : { score: cosine(voice.embedding, e.embedding), threshold: opts.threshold, keep: opts.keepThreshold };
+  });
 }
 
 export interface Match<K> {
@@ -28,17 +51,17 @@ export interface Match<K> {
 export function matchSpeakers<K>(
   clusters: readonly Cluster<K>[],
   enrolled: readonly Enrolled[],
-  opts: Pick<SpeakerOptions, "threshold" | "margin" | "minSpeechS">,
+  opts: Pick<SpeakerOptions, "margin" | "minSpeechS"> & Thresholds,
 ): Match<K>[] {
   const pairs: { c: number; e: number; score: number }[] = [];
   clusters.forEach((cl, c) => {
     if (!cl.embedding || cl.speechS < opts.minSpeechS) return;
-    const scores = enrolled.map((en) => cosine(cl.embedding!, en.embedding));
-    const sorted = [...scores].sort((a, b) => b - a);
-    const best = sorted[0] ?? -1;
-    const second = sorted[1] ?? -1;
-    if (best < opts.threshold || best - second < opts.margin) return;
-    pairs.push({ c, e: scores.indexOf(best), score: best });
+    const scored = scoresOf({ embedding: cl.embedding, narrowband: cl.narrowband }, enrolled, opts);
+    const order = scored.map((_, i) => i).sort((a, b) => scored[b]!.score - scored[a]!.score);
+    const best = scored[order[0]!];
+    const second = order[1] !== undefined ? scored[order[1]]!.score : -1;
+    if (!best || best.score < best.threshold || best.score - second < opts.margin) return;
+    pairs.push({ c, e: order[0]!, score: best.score });
   });
   pairs.sort((a, b) => b.score - a.score);
   const usedE = new Set<number>();
@@ -58,11 +81,20 @@ export interface UtteranceVoice<K> {
   /** Unit-norm; null when the utterance had too little speech to embed. */
   embedding: number[] | null;
   speechS: number;
+  /** Heard on the phone: compared with the enrolled voices' phone prints. */
+  narrowband?: boolean;
 }
 
 export type UtteranceRule = Pick<
   SpeakerOptions,
-  "threshold" | "margin" | "minSpeechS" | "utteranceMinS" | "keepThreshold" | "clusterAgreement"
+  | "threshold"
+  | "margin"
+  | "minSpeechS"
+  | "utteranceMinS"
+  | "keepThreshold"
+  | "clusterAgreement"
+  | "phoneThreshold"
+  | "phoneKeepThreshold"
 >;
 
 /** The enrolled voice each utterance is named after, or null: the cluster's name (matchSpeakers) checked against
@@ -70,7 +102,7 @@ export type UtteranceRule = Pick<
  * person's name to the other.
  * - An utterance with at least `utteranceMinS` of its own speech is checked: it keeps its cluster's name if that
  *   voice is its own best and scores at least `keepThreshold`; otherwise it takes the voice it alone passes by the
- *   cluster rule (threshold and margin), or none.
+ *   cluster rule (threshold and margin) unless another cluster holds that name, or none.
  * - A shorter utterance cannot be told by itself: it takes its cluster's name only when the cluster's checked
  *   speech kept that name for at least `clusterAgreement` of it (or nothing of the cluster could be checked).
  * `spk` is never changed: a cluster whose parts are named differently is split by name only. */
@@ -82,22 +114,24 @@ export function nameUtterances<K>(
 ): (Enrolled | null)[] {
   const byCluster = new Map(matchSpeakers(clusters, enrolled, opts).map((m) => [m.key, m]));
   const byId = new Map(enrolled.map((e) => [e.id, e]));
+  const holder = new Map([...byCluster.values()].map((m) => [m.id, m.key]));
   const checked = utterances.map((u): { own: Enrolled | null; keeps: boolean } | null => {
     if (!u.embedding || u.speechS < opts.utteranceMinS) return null;
-    const scores = enrolled.map((e) => cosine(u.embedding!, e.embedding));
-    const order = scores.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
+    const scored = scoresOf({ embedding: u.embedding, narrowband: u.narrowband }, enrolled, opts);
+    const order = scored.map((_, i) => i).sort((a, b) => scored[b]!.score - scored[a]!.score);
     const best = order[0];
+    const top = best !== undefined ? scored[best]! : undefined;
     const clusterName = byCluster.get(u.cluster);
     const keeps =
-      clusterName !== undefined &&
-      best !== undefined &&
-      enrolled[best]!.id === clusterName.id &&
-      scores[best]! >= opts.keepThreshold;
+      clusterName !== undefined && top !== undefined && enrolled[best!]!.id === clusterName.id && top.score >= top.keep;
     const passes =
-      best !== undefined &&
-      scores[best]! >= opts.threshold &&
-      scores[best]! - (order[1] !== undefined ? scores[order[1]]! : -1) >= opts.margin;
-    return { own: passes ? enrolled[best!]! : null, keeps };
+      top !== undefined &&
+      top.score >= top.threshold &&
+      top.score - (order[1] !== undefined ? scored[order[1]]!.score : -1) >= opts.margin;
+    // a name another cluster holds is that cluster's: this utterance's voice is a similar one, or diarization split
+    // the person (then this part stays anonymous, as its cluster does)
+    const heldElsewhere = passes && holder.has(enrolled[best!]!.id) && holder.get(enrolled[best!]!.id) !== u.cluster;
+    return { own: passes && !heldElsewhere ? enrolled[best!]! : null, keeps };
   });
   const agreement = new Map<K, { kept: number; all: number }>();
   utterances.forEach((u, i) => {

@@ -11,6 +11,10 @@ export interface SpeakerOptions {
   utteranceMinS: number;
   /** A checked utterance keeps its cluster's name when that voice is its best and scores at least this. */
   keepThreshold: number;
+  /** `threshold` and `keepThreshold` for a voice heard on the phone (narrowband) against an enrolled voice's phone
+   * print (docs/speakers.md, "Phone calls"). */
+  phoneThreshold: number;
+  phoneKeepThreshold: number;
   /** Unchecked (short) utterances take their cluster's name only when this share of the cluster's checked speech kept
    * it. */
   clusterAgreement: number;
@@ -31,6 +35,8 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
   minSpeechS: 3,
   utteranceMinS: 1.5,
   keepThreshold: 0.55,
+  phoneThreshold: 0.6,
+  phoneKeepThreshold: 0.6,
   clusterAgreement: 0.8,
   minEnrollS: 5,
   maxEnrollS: 300,

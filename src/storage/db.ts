@@ -15,6 +15,7 @@ import * as m007 from "./migrations/007_checkpoints.js";
 import * as m008 from "./migrations/008_streams.js";
 import * as m009 from "./migrations/009_speakers.js";
 import * as m010 from "./migrations/010_redacted_audio.js";
+import * as m011 from "./migrations/011_speaker_phone_prints.js";
 import type { Database } from "./schema.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -37,6 +38,7 @@ const MIGRATIONS = {
   "008_streams": m008,
   "009_speakers": m009,
   "010_redacted_audio": m010,
+  "011_speaker_phone_prints": m011,
 };
 
 // PostgreSQL returns int8 as strings to avoid precision loss; our int8 values are epoch ms and sequence numbers,

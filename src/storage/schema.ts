@@ -115,6 +115,8 @@ export interface SpeakersTable {
   model: string;
   /** JSON array of numbers: the unit-norm voiceprint. */
   embedding: string;
+  /** The same speech as a phone line passes it (migration 011); null for speakers enrolled before. */
+  embedding_phone: string | null;
   /** Seconds of speech the voiceprint was made from. */
   speech_s: number;
   created_at: number;

@@ -8,6 +8,8 @@ export interface Speaker {
   name: string;
   model: string;
   embedding: number[];
+  /** The phone print (docs/speakers.md, "Phone calls"); null for speakers enrolled before it existed. */
+  embeddingPhone: number[] | null;
   speechS: number;
   createdAt: number;
   updatedAt: number;
@@ -18,6 +20,7 @@ const toSpeaker = (r: SpeakersTable): Speaker => ({
   name: r.name,
   model: r.model,
   embedding: JSON.parse(r.embedding) as number[],
+  embeddingPhone: r.embedding_phone === null ? null : (JSON.parse(r.embedding_phone) as number[]),
   speechS: r.speech_s,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -37,6 +40,7 @@ export async function insertSpeaker(
       name: s.name,
       model: s.model,
       embedding: JSON.stringify(s.embedding),
+      embedding_phone: s.embeddingPhone === null ? null : JSON.stringify(s.embeddingPhone),
       speech_s: s.speechS,
       created_at: now,
       updated_at: now,
@@ -77,12 +81,18 @@ export async function updateVoiceprint(
   store: Store,
   clientId: string,
   id: string,
-  v: Pick<Speaker, "model" | "embedding" | "speechS">,
+  v: Pick<Speaker, "model" | "embedding" | "embeddingPhone" | "speechS">,
   now = Date.now(),
 ): Promise<boolean> {
   const r = await store.db
     .updateTable("speakers")
-    .set({ model: v.model, embedding: JSON.stringify(v.embedding), speech_s: v.speechS, updated_at: now })
+    .set({
+      model: v.model,
+      embedding: JSON.stringify(v.embedding),
+      embedding_phone: v.embeddingPhone === null ? null : JSON.stringify(v.embeddingPhone),
+      speech_s: v.speechS,
+      updated_at: now,
+    })
     .where("client_id", "=", clientId)
     .where("id", "=", id)
     .executeTakeFirst();

@@ -20,7 +20,14 @@ const unit = (v: number[]): number[] => {
 };
 const kim = { id: "k", name: "Kim", embedding: unit([1, 0, 0]) };
 const lee = { id: "l", name: "Lee", embedding: unit([0, 1, 0]) };
-const opts = { threshold: 0.5, margin: 0.05, minSpeechS: 3 };
+const opts = {
+  threshold: 0.5,
+  margin: 0.05,
+  minSpeechS: 3,
+  keepThreshold: 0.4,
+  phoneThreshold: 0.6,
+  phoneKeepThreshold: 0.6,
+};
 
 describe("matchSpeakers", () => {
   it("names each cluster after its best enrolled voice above the threshold, and leaves the rest anonymous", () => {
@@ -57,6 +64,24 @@ describe("matchSpeakers", () => {
     const between = [{ key: 0, embedding: unit([1, 0.98, 0]), speechS: 10 }];
     assert.deepEqual(matchSpeakers(between, [kim, lee], opts), []);
     assert.deepEqual(matchSpeakers([{ key: 0, embedding: null, speechS: 10 }], [kim], opts), []);
+  });
+
+  it("compares a voice heard on the phone with the phone prints, by the phone thresholds", () => {
+    const kimPhone = { ...kim, embeddingPhone: unit([0, 0, 1]) };
+    const onPhone = (x: number[]) => [{ key: 0, embedding: unit(x), speechS: 10, narrowband: true }];
+    // near Kim's phone print: named on the phone, not when the same print is taken as wideband
+    assert.deepEqual(
+      matchSpeakers(onPhone([0.1, 0, 0.9]), [kimPhone, lee], opts).map((x) => x.name),
+      ["Kim"],
+    );
+    assert.deepEqual(matchSpeakers([{ ...onPhone([0.1, 0, 0.9])[0]!, narrowband: false }], [kimPhone, lee], opts), []);
+    // the phone threshold (0.6 here) holds: a cosine of 0.55 with the phone print names no one
+    assert.deepEqual(matchSpeakers(onPhone([0.835, 0, 0.55]), [kimPhone], opts), []);
+    // a voice enrolled before phone prints: its wideband print, by the wideband threshold
+    assert.deepEqual(
+      matchSpeakers(onPhone([0.9, 0.1, 0.1]), [kim], opts).map((x) => x.name),
+      ["Kim"],
+    );
   });
 
   it("the shipped operating point is a threshold with a margin", () => {
@@ -163,12 +188,15 @@ describe("the speech of each speaker", () => {
 
 describe("voiceprints and exports", () => {
   it("added audio moves the voiceprint by its share of speech, and never mixes models", () => {
-    const a = { model: "m", embedding: [1, 0], speechS: 30 };
-    const b = { model: "m", embedding: [0, 1], speechS: 10 };
+    const a = { model: "m", embedding: [1, 0], embeddingPhone: [0, 1], speechS: 30 };
+    const b = { model: "m", embedding: [0, 1], embeddingPhone: [1, 0], speechS: 10 };
     const m = mergePrints(a, b);
     assert.equal(m.speechS, 40);
     assert.ok(Math.abs(Math.hypot(...m.embedding) - 1) < 1e-9);
     assert.ok(Math.abs(m.embedding[1]! / m.embedding[0]! - 1 / 3) < 1e-9);
+    assert.ok(Math.abs(m.embeddingPhone![0]! / m.embeddingPhone![1]! - 1 / 3) < 1e-9);
+    // a speaker enrolled before phone prints keeps none: a print of the added speech alone is not the voice's
+    assert.equal(mergePrints({ ...a, embeddingPhone: null }, b).embeddingPhone, null);
     assert.throws(() => mergePrints(a, { ...b, model: "other" }));
   });
 

@@ -27,20 +27,32 @@ describe("enrollVoice", () => {
     enrollVoice(standIn(() => r).engine, ["/a.wav"], SPEAKER_OPTIONS, 1000);
 
   it("gives the voiceprint of one voice with enough speech", async () => {
-    const v = await enroll({ model: "m", voices: [{ speech_s: 12, embedding: one(0.5), voices: 1 }] });
-    assert.deepEqual(v, { model: "m", embedding: one(0.5), speechS: 12 });
+    const v = await enroll({
+      model: "m",
+      voices: [{ speech_s: 12, embedding: one(0.5), narrowband: false, embedding_phone: one(0.6), voices: 1 }],
+    });
+    assert.deepEqual(v, { model: "m", embedding: one(0.5), embeddingPhone: one(0.6), speechS: 12 });
   });
 
   it("refuses several voices, too little or too much speech, and undecodable audio", async () => {
-    await assert.rejects(enroll({ model: "m", voices: [{ speech_s: 30, embedding: one(0.5), voices: 2 }] }), (e) => {
-      return e instanceof InvalidInput && /several voices \(2 found\)/.test(e.message);
-    });
-    await assert.rejects(enroll({ model: "m", voices: [{ speech_s: 4.2, embedding: one(0.5), voices: 1 }] }), (e) => {
-      return e instanceof InvalidInput && /too little speech to enroll: 4\.2 s found, at least 5 s/.test(e.message);
-    });
-    await assert.rejects(enroll({ model: "m", voices: [{ speech_s: 0, embedding: null, voices: 0 }] }), InvalidInput);
     await assert.rejects(
-      enroll({ model: "m", voices: [{ speech_s: 301, embedding: one(0.5), voices: 1 }] }),
+      enroll({ model: "m", voices: [{ speech_s: 30, embedding: one(0.5), narrowband: false, voices: 2 }] }),
+      (e) => {
+        return e instanceof InvalidInput && /several voices \(2 found\)/.test(e.message);
+      },
+    );
+    await assert.rejects(
+      enroll({ model: "m", voices: [{ speech_s: 4.2, embedding: one(0.5), narrowband: false, voices: 1 }] }),
+      (e) => {
+        return e instanceof InvalidInput && /too little speech to enroll: 4\.2 s found, at least 5 s/.test(e.message);
+      },
+    );
+    await assert.rejects(
+      enroll({ model: "m", voices: [{ speech_s: 0, embedding: null, narrowband: false, voices: 0 }] }),
+      InvalidInput,
+    );
+    await assert.rejects(
+      enroll({ model: "m", voices: [{ speech_s: 301, embedding: one(0.5), narrowband: false, voices: 1 }] }),
       /too much/,
     );
     await assert.rejects(enroll(new EngineError("audio_decode_failed", "bad")), UnsupportedAudio);

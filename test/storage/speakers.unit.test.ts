@@ -20,7 +20,12 @@ import { createPgDatabase, type PgDatabase, pgUnavailable } from "../helpers/pgD
 
 const pgSkip = (await pgUnavailable()) ?? false;
 const T = 1_700_000_000_000;
-const print = (x: number) => ({ model: "m1", embedding: [x, Math.sqrt(1 - x * x)], speechS: 12.5 });
+const print = (x: number) => ({
+  model: "m1",
+  embedding: [x, Math.sqrt(1 - x * x)],
+  embeddingPhone: x > 0.5 ? [Math.sqrt(1 - x * x), x] : null,
+  speechS: 12.5,
+});
 
 for (const [label, skip] of [
   ["SQLite", false],
@@ -58,6 +63,8 @@ for (const [label, skip] of [
       assert.equal(await countSpeakers(store, "a"), 2);
       const s1 = await getSpeaker(store, "a", "s1");
       assert.deepEqual(s1?.embedding, print(0.6).embedding);
+      assert.deepEqual(s1?.embeddingPhone, print(0.6).embeddingPhone);
+      assert.equal((await getSpeaker(store, "b", "s3"))?.embeddingPhone, null);
       assert.equal(s1?.speechS, 12.5);
       assert.equal(s1?.model, "m1");
     });
@@ -68,6 +75,7 @@ for (const [label, skip] of [
       const s1 = await getSpeaker(store, "a", "s1");
       assert.equal(s1?.speechS, 40);
       assert.equal(s1?.updatedAt, T + 5);
+      assert.equal(s1?.embeddingPhone, null);
     });
 
     it("a job may name only the client's speakers, and only voiceprints of this server's model", async () => {
