@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .audio import SAMPLE_RATE
 from .protocol import ProbeResult
-
-SAMPLE_RATE = 16000
 
 
 def narrowband_container(info: ProbeResult | None) -> bool:

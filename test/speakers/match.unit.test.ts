@@ -122,6 +122,18 @@ describe("nameUtterances", () => {
     );
   });
 
+  it("an utterance does not take by its own audio a name another cluster holds", () => {
+    // cluster 1 (nobody enrolled) holds an utterance close enough to Kim to pass alone (0.78), but Kim's name is
+    // cluster 0's: a similar voice, or Kim split by diarization; it stays anonymous as its cluster does
+    assert.deepEqual(
+      names([
+        { cluster: 0, embedding: unit([0.95, 0.05, 0.1]), speechS: 4 },
+        { cluster: 1, embedding: unit([0.75, 0.1, 0.6]), speechS: 4 },
+      ]),
+      ["Kim", null],
+    );
+  });
+
   it("short utterances of a cluster whose checked speech disagrees stay unnamed", () => {
     assert.deepEqual(
       names([

@@ -5,10 +5,11 @@
 - `spk_count` = 0: `estimate_count` picks k (a one-speaker check, then the best silhouette of spectral clusterings
   for k = 2..max_speakers on file-centred embeddings, then k lowered while two centroids' cosine exceeds
   `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the windows or
-  less than `min_speaker_s` of speech are folded into their nearest cluster, unless they hold `distinct_cluster_share`
-  and their centroid is far from every other (`distinct_cluster_sim`): a speaker who talks little. Where that finds one speaker, the
-  CAM++ backend asks `count_from_pieces` (each speech piece embedded whole, a steadier voice than a 1 s window), and
-  clusters the windows into its count when it finds more (pipeline.diarize_embedded).
+  less than `min_speaker_s` of speech are folded into their nearest cluster, unless they hold
+  `distinct_cluster_share` and their centroid is far from every other (`distinct_cluster_sim`): a speaker who talks
+  little. Where that finds one speaker, the CAM++ backend asks `count_from_pieces` (each speech piece embedded
+  whole, a steadier voice than a 1 s window), and clusters the windows into its count when it finds more
+  (pipeline.diarize_embedded).
 
 A long file's windows are clustered through an evenly spread subset of `max_cluster_windows` (the affinity is n²),
 the rest joining the nearest centroid: the whole file's embeddings (a few hundred bytes per window) are all this
