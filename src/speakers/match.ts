@@ -119,19 +119,16 @@ export function nameUtterances<K>(
     if (!u.embedding || u.speechS < opts.utteranceMinS) return null;
     const scored = scoresOf({ embedding: u.embedding, narrowband: u.narrowband }, enrolled, opts);
     const order = scored.map((_, i) => i).sort((a, b) => scored[b]!.score - scored[a]!.score);
-    const best = order[0];
-    const top = best !== undefined ? scored[best]! : undefined;
+    const top = order[0] !== undefined ? { ...scored[order[0]]!, voice: enrolled[order[0]]! } : undefined;
+    if (!top) return { own: null, keeps: false };
     const clusterName = byCluster.get(u.cluster);
-    const keeps =
-      clusterName !== undefined && top !== undefined && enrolled[best!]!.id === clusterName.id && top.score >= top.keep;
-    const passes =
-      top !== undefined &&
-      top.score >= top.threshold &&
-      top.score - (order[1] !== undefined ? scored[order[1]]!.score : -1) >= opts.margin;
+    const keeps = clusterName !== undefined && top.voice.id === clusterName.id && top.score >= top.keep;
+    const second = order[1] !== undefined ? scored[order[1]]!.score : -1;
+    const passes = top.score >= top.threshold && top.score - second >= opts.margin;
     // a name another cluster holds is that cluster's: this utterance's voice is a similar one, or diarization split
     // the person (then this part stays anonymous, as its cluster does)
-    const heldElsewhere = passes && holder.has(enrolled[best!]!.id) && holder.get(enrolled[best!]!.id) !== u.cluster;
-    return { own: passes && !heldElsewhere ? enrolled[best!]! : null, keeps };
+    const heldElsewhere = holder.has(top.voice.id) && holder.get(top.voice.id) !== u.cluster;
+    return { own: passes && !heldElsewhere ? top.voice : null, keeps };
   });
   const agreement = new Map<K, { kept: number; all: number }>();
   utterances.forEach((u, i) => {
