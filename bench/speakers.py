@@ -228,6 +228,7 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
     import hashlib
 
     from conversations import read_voices, split
+    from sori_engine import audio as audio_mod
     from sori_eval.wav import telephone_channel, write_wav
 
     rng = random.Random(7)
@@ -243,8 +244,6 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
     def prints(voices: list[list[str]], phone_prints: bool = False) -> list[dict]:
         params = {"voices": [{"parts": [{"audio_path": f} for f in v]} for v in voices], "phone_prints": phone_prints}
         return voiceprint.voiceprint(voiceprint.parse_voiceprint(params))["voices"]
-
-    from sori_engine import audio as audio_mod
 
     for part, speakers in split(read_voices(folder), 0.4).items():
         key = hashlib.sha1((voiceprint.MODEL + part + repr([s.key for s in speakers])).encode()).hexdigest()[:12]
@@ -363,7 +362,8 @@ def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
     import subprocess
 
     opts = json.loads(rule)
-    if opts.pop("phonePrints", True) is False:  # as voices enrolled before phone prints
+    phone_prints = opts.pop("phonePrints", True)
+    if phone_prints is False:  # as voices enrolled before phone prints
         cases = [{**c, "enrolled": [{**e, "embeddingPhone": None} for e in c["enrolled"]]} for c in cases]
     cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts"), "--rule", json.dumps(opts)]
     res = json.loads(subprocess.run(cmd, input=json.dumps(cases), capture_output=True, text=True, check=True,
@@ -390,8 +390,8 @@ def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
                     worst_s.append((bad / tot, conv.name))
     shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement",
                                          "phoneThreshold", "phoneKeepThreshold")}
-    if "phonePrints" in json.loads(rule):
-        shown["phonePrints"] = json.loads(rule)["phonePrints"]
+    if phone_prints is False:
+        shown["phonePrints"] = False
     print(f"{part}: {len(cases)} conversations, rule {json.dumps(shown)}\n"
           f"  enrolled speakers' speech named right {right / total_e:.1%}, wrongly {wrong / total_e:.1%}; "
           f"never-enrolled speakers' speech named {named_s / total_s:.2%}")

@@ -79,9 +79,9 @@ def main() -> int:
                                       timeout=600)
                     ids[s.key] = r.json()["id"] if r.status_code == 200 else None
             enrolled = {s.key for s in conv.speakers[: 1 if i % 2 == 0 else 2] if ids.get(s.key)}
-            config = {"use_diarization": True, "speaker_identification": {"speakers": [ids[k] for k in enrolled]}}
             if not enrolled:
                 continue
+            config = {"use_diarization": True, "speaker_identification": {"speakers": [ids[k] for k in enrolled]}}
             with open(wav, "rb") as f:
                 r = requests.post(f"{url}/v1/transcribe", headers=auth, files={"file": (wav.name, f)},
                                   data={"config": json.dumps(config)}, timeout=60)
