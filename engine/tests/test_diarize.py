@@ -281,7 +281,7 @@ def test_count_estimation_steps_down_an_over_split() -> None:
 
 
 def test_count_estimation_keeps_a_distinct_speaker_who_talks_little() -> None:
-    """A cluster of 5-10 % of the windows counts as a speaker when its centroid is far from every other
+    """A cluster under 10 % of the windows counts as a speaker when its centroid is far from every other
     (distinct_cluster_sim; the fifth or sixth speaker of a conversation, heard twice), and is folded when it is near
     another (one voice at another distance)."""
     from sori_engine.diarization.clustering import estimate_count
@@ -304,6 +304,10 @@ def test_count_estimation_keeps_a_distinct_speaker_who_talks_little() -> None:
     little = np.concatenate([blob(c, 40) for c in big] + [blob(voice(3), 8)])  # 8 of 128 windows: 6 %
     assert estimate_count(little, cfg) == 4
     assert estimate_count(little, replace(cfg, distinct_cluster_share=cfg.min_cluster_share)) == 3  # as before
+    # 4 of 124 windows (3 %, 2 s of speech at a 0.5 s step): still a speaker of its own
+    least = np.concatenate([blob(c, 40) for c in big] + [blob(voice(3), 4)])
+    assert estimate_count(least, cfg) == 4
+    assert estimate_count(least, replace(cfg, distinct_cluster_share=0.05)) == 3
     # near the first voice (centroid cosine about 0.6, under merge_sim): a cluster of its own only without the check
     near = np.concatenate([blob(c, 40) for c in big] + [blob(big[0] + 2.0 * voice(3), 8)])
     assert estimate_count(near, cfg) == 3

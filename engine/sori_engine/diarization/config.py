@@ -65,7 +65,7 @@ CAMPPLUS_CONFIG = DiarizeConfig(
     min_speaker_s=2.0,
     one_speaker_sim=0.55,
     merge_sim=0.7,
-    distinct_cluster_share=0.05,
+    distinct_cluster_share=0.0,  # a distinct cluster counts from min_speaker_s of speech on
     distinct_cluster_sim=0.4,
     batch=16,
 )
