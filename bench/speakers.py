@@ -389,7 +389,7 @@ def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
                 if bad > 0:
                     worst_s.append((bad / tot, conv.name))
     shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement",
-                                         "phoneThreshold", "phoneKeepThreshold")}
+                                         "phoneThreshold", "phoneKeepThreshold", "shortVeto")}
     if phone_prints is False:
         shown["phonePrints"] = False
     print(f"{part}: {len(cases)} conversations, rule {json.dumps(shown)}\n"

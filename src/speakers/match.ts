@@ -93,6 +93,7 @@ export type UtteranceRule = Pick<
   | "utteranceMinS"
   | "keepThreshold"
   | "clusterAgreement"
+  | "shortVeto"
   | "phoneThreshold"
   | "phoneKeepThreshold"
 >;
@@ -104,7 +105,8 @@ export type UtteranceRule = Pick<
  *   voice is its own best and scores at least `keepThreshold`; otherwise it takes the voice it alone passes by the
  *   cluster rule (threshold and margin) unless another cluster holds that name, or none.
  * - A shorter utterance cannot be told by itself: it takes its cluster's name only when the cluster's checked
- *   speech kept that name for at least `clusterAgreement` of it (or nothing of the cluster could be checked).
+ *   speech kept that name for at least `clusterAgreement` of it (or nothing of the cluster could be checked), and
+ *   its own voice, where it could be embedded, scores at least `shortVeto` against that name's.
  * `spk` is never changed: a cluster whose parts are named differently is split by name only. */
 export function nameUtterances<K>(
   clusters: readonly Cluster<K>[],
@@ -146,6 +148,9 @@ export function nameUtterances<K>(
     if (!clusterName) return null;
     const a = agreement.get(u.cluster);
     const agreed = !a || a.all === 0 || a.kept >= opts.clusterAgreement * a.all;
-    return agreed ? (byId.get(clusterName.id) ?? null) : null;
+    const voice = byId.get(clusterName.id);
+    if (!agreed || !voice) return null;
+    const own = u.embedding ? scoresOf({ embedding: u.embedding, narrowband: u.narrowband }, [voice], opts)[0] : null;
+    return own && own.score < opts.shortVeto ? null : voice;
   });
 }

@@ -18,6 +18,9 @@ export interface SpeakerOptions {
   /** Unchecked (short) utterances take their cluster's name only when this share of the cluster's checked speech kept
    * it. */
   clusterAgreement: number;
+  /** An unchecked utterance that could be embedded still does not take its cluster's name when it scores below this
+   * against that voice (its phone print for a phone voice): too short to confirm a name, long enough to refuse one. */
+  shortVeto: number;
   /** Enrollment bounds: the speech found in all the files of one request, or a speaker's after added audio. */
   minEnrollS: number;
   maxEnrollS: number;
@@ -38,6 +41,7 @@ export const SPEAKER_OPTIONS: SpeakerOptions = {
   phoneThreshold: 0.6,
   phoneKeepThreshold: 0.6,
   clusterAgreement: 0.8,
+  shortVeto: 0.35,
   minEnrollS: 5,
   maxEnrollS: 300,
   maxFiles: 10,

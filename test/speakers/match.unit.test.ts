@@ -92,7 +92,7 @@ describe("matchSpeakers", () => {
 });
 
 describe("nameUtterances", () => {
-  const rule = { ...opts, utteranceMinS: 1.5, keepThreshold: 0.4, clusterAgreement: 0.8 };
+  const rule = { ...opts, utteranceMinS: 1.5, keepThreshold: 0.4, clusterAgreement: 0.8, shortVeto: 0.35 };
   const clusters = [
     { key: 0, embedding: unit([0.9, 0.1, 0.1]), speechS: 20 }, // Kim's cluster
     { key: 1, embedding: unit([0.1, 0.1, 0.9]), speechS: 10 }, // nobody enrolled
@@ -142,6 +142,17 @@ describe("nameUtterances", () => {
         { cluster: 0, embedding: null, speechS: 1 },
       ]),
       ["Kim", null, null],
+    );
+  });
+
+  it("a short utterance whose own voice is far from its cluster's name does not take it", () => {
+    assert.deepEqual(
+      names([
+        { cluster: 0, embedding: unit([0.95, 0.05, 0.1]), speechS: 8 }, // the cluster agrees: Kim
+        { cluster: 0, embedding: unit([0.5, 0.2, 0.85]), speechS: 1 }, // 0.5 for Kim: too short to check, kept
+        { cluster: 0, embedding: unit([0.2, 0.1, 0.95]), speechS: 1 }, // 0.2 for Kim: someone else
+      ]),
+      ["Kim", "Kim", null],
     );
   });
 });
