@@ -129,17 +129,21 @@ def main() -> int:
     def split_of(name: str) -> str:
         return "tuning" if name.startswith("trn") else "held-out"
 
-    order = ["trn00", "trn01", "trn04", "trn05", "trn06", "trn07", "trn07-08", "trn08", "trn09"]
-    for name in order:
+    def excerpt(name: str) -> tuple[np.ndarray, list, str]:
+        """A pyannote debug file, or two joined (a jump at the first's end), with its turns and source line."""
         if name in JOINED:
             a, b = JOINED[name]
             x = np.concatenate([audio[a], audio[b]])
             turns = refs[a] + cut(refs[b], 0.0, len(audio[b]) / SR, shift=len(audio[a]) / SR)
-            src = (f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[a][0]} + {PYANNOTE_FILES[b][0]} "
-                   f"(joined, jump at {len(audio[a]) / SR:.0f} s), debug.{PYANNOTE_FILES[a][1]}.rttm")
-        else:
-            x, turns = audio[name], refs[name]
-            src = f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[name][0]}, debug.{PYANNOTE_FILES[name][1]}.rttm"
+            return x, turns, (f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[a][0]} + {PYANNOTE_FILES[b][0]} "
+                              f"(joined, jump at {len(audio[a]) / SR:.0f} s), debug.{PYANNOTE_FILES[a][1]}.rttm")
+        src = f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[name][0]}, debug.{PYANNOTE_FILES[name][1]}.rttm"
+        if name.startswith("dev"):
+            src += " (the shared pyannote_" + name + ", rewritten as 16-bit PCM)"
+        return audio[name], refs[name], src
+
+    for name in ["trn00", "trn01", "trn04", "trn05", "trn06", "trn07", "trn07-08", "trn08", "trn09"]:
+        x, turns, src = excerpt(name)
         write(out, name, x, turns, split_of(name), src, LIC_PYANNOTE, rows)
 
     dz, ami = git_dir(DIARIZEN, args.mirrors), git_dir(AMI_SETUP, args.mirrors)
@@ -150,17 +154,7 @@ def main() -> int:
           LIC_BUT, rows)
 
     for name in ["dev00", "dev01", "tst00-01", "tst00", "tst01"]:
-        if name in JOINED:
-            a, b = JOINED[name]
-            x = np.concatenate([audio[a], audio[b]])
-            turns = refs[a] + cut(refs[b], 0.0, len(audio[b]) / SR, shift=len(audio[a]) / SR)
-            src = (f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[a][0]} + {PYANNOTE_FILES[b][0]} "
-                   f"(joined, jump at {len(audio[a]) / SR:.0f} s), debug.{PYANNOTE_FILES[a][1]}.rttm")
-        else:
-            x, turns = audio[name], refs[name]
-            src = f"{PYANNOTE}@{PYANNOTE_REV} tests/data/{PYANNOTE_FILES[name][0]}, debug.{PYANNOTE_FILES[name][1]}.rttm"
-            if name.startswith("dev"):
-                src += " (the shared pyannote_" + name + ", rewritten as 16-bit PCM)"
+        x, turns, src = excerpt(name)
         write(out, name, x, turns, split_of(name), src, LIC_PYANNOTE, rows)
 
     header = ["file", "rttm", "uem", "split", "speakers", "duration_s", "source", "licence"]
