@@ -69,6 +69,7 @@ from sori_engine.diarization import (  # noqa: E402
     diarize_embedded,
     embed_samples,
 )
+from sori_engine.diarization.band import band_db  # noqa: E402
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 MEETINGS = ROOT.parent / "meetings"  # the meeting set (outside git): MANIFEST.tsv, WAV + RTTM + UEM per file
@@ -356,6 +357,8 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
         extra = {k: z[k] for k in ("overlap", "local", "local2", "piece_emb") if k in z.files}
         if "pieces" in z.files:
             extra["pieces"] = [tuple(p) for p in z["pieces"].tolist()]
+        if cfg.backend == "campplus":  # measured again (cheap): caches written before it was kept lack it
+            extra["band_db"] = float(z["band_db"]) if "band_db" in z.files else band_db(samples)
         return Embedded(float(z["duration_s"]), int(z["n_frames"]), regions, windows, z["emb"], **extra), False
     em = embed_samples(samples, cfg)
     if path:
@@ -367,7 +370,7 @@ def embed_cached(name: str, samples: np.ndarray, cfg: DiarizeConfig, cache: Path
             regions=np.asarray(em.regions, dtype=np.int64).reshape(-1, 2),
             windows=np.asarray(em.windows, dtype=np.int64).reshape(-1, 2),
             emb=em.emb,
-            **{k: v for k in ("overlap", "local", "local2", "piece_emb") if (v := getattr(em, k)) is not None},
+            **{k: v for k in ("overlap", "local", "local2", "piece_emb", "band_db") if (v := getattr(em, k)) is not None},
             **({"pieces": np.asarray(em.pieces, dtype=np.int64).reshape(-1, 2)} if em.pieces is not None else {}),
         )
     return em, True

@@ -314,6 +314,61 @@ def test_count_estimation_keeps_a_distinct_speaker_who_talks_little() -> None:
     assert estimate_count(near, replace(cfg, distinct_cluster_sim=1.0)) == 4
 
 
+def test_narrowband_cluster_of_two_voices_is_split() -> None:
+    """On a phone call the windows' clusters follow the callers' sex: a cluster holding two voices (its pieces unlike
+    each other) is split in two (`split_narrowband`); a cluster of one voice is left whole, and so is every cluster
+    of a wideband file (the pipeline asks only when the band measure says narrowband)."""
+    from sori_engine.diarization.clustering import split_narrowband
+
+    rng = np.random.default_rng(5)
+
+    def voice(i: int) -> np.ndarray:  # non-negative like the embeddings; voices apart
+        c = 0.3 * np.abs(rng.normal(0, 1, 192))
+        c[48 * i : 48 * i + 48] += np.abs(rng.normal(0, 1, 48)) * 2
+        return c
+
+    def unit(v: np.ndarray) -> np.ndarray:
+        return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+    speakers = [0, 1, 2] * 4  # a piece of 2 s per turn; windows of 1 s every 0.5 s inside it
+    centres = [voice(i) for i in range(3)]
+    pieces = [(200 * i, 200 * i + 200) for i in range(len(speakers))]
+    windows = [(s + o, s + o + 100) for s, _ in pieces for o in (0, 50, 100)]
+    piece_emb = unit(np.stack([np.abs(centres[k] + rng.normal(0, 0.1, 192)) for k in speakers]))
+    emb = unit(np.stack([np.abs(centres[k] + rng.normal(0, 0.15, 192)) for k in speakers for _ in range(3)]))
+    truth = np.repeat(speakers, 3)
+    merged = np.where(truth == 2, 1, 0)  # voices 0 and 1 in one cluster, as one sex's on the phone
+    split = split_narrowband(merged, windows, emb, pieces, piece_emb, DEFAULT_CONFIG)
+    assert int(split.max()) + 1 == 3
+    for k in range(3):  # each voice's windows carry one label of their own
+        assert np.unique(split[truth == k]).size == 1
+    assert np.unique(split).size == np.unique([split[truth == k][0] for k in range(3)]).size
+    whole = np.asarray(truth, dtype=np.int64)  # one voice a cluster: nothing to split
+    assert np.array_equal(split_narrowband(whole, windows, emb, pieces, piece_emb, DEFAULT_CONFIG), whole)
+    never = replace(DEFAULT_CONFIG, split_piece_sim=-1.0)
+    assert np.array_equal(split_narrowband(merged, windows, emb, pieces, piece_emb, never), merged)
+
+
+def test_phone_call_of_two_women_and_a_man(testdata: Path) -> None:
+    """The two Korean women of the dialogue and an English-speaking man between their turns, over a telephone
+    channel: three speakers, told apart."""
+    dialogue = _load(testdata, DIALOGUE + ".wav")
+    man = _load(testdata, "en/earnings22_1_4482311_3_62.wav")
+    parts, ref, t = [], [], 0.0
+    for i, (s, e, spk) in enumerate(_rttm(testdata / (DIALOGUE + ".rttm"))):
+        turns = [(dialogue[int(s * SR) : int(e * SR)], spk)]
+        if i % 2 == 1 and i < 12:
+            turns.append((man[(i // 2) * 6 * SR : (i // 2 + 1) * 6 * SR], "man"))
+        for x, who in turns:
+            parts += [x, np.zeros(SR // 2, np.float32)]
+            ref.append((t, t + len(x) / SR, who))
+            t += (len(x) + SR // 2) / SR
+    x = telephone_channel(np.concatenate(parts))
+    res = diarize_samples(x, spk_count=0)
+    _check_turns(res, len(x) / SR)
+    assert res.num_speakers == 3, res.turns
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Bounded memory: the file as a stream of blocks, in windows
 

@@ -9,7 +9,8 @@
   `distinct_cluster_share` and their centroid is far from every other (`distinct_cluster_sim`): a speaker who talks
   little. Where that finds one speaker, the CAM++ backend asks `count_from_pieces` (each speech piece embedded
   whole, a steadier voice than a 1 s window), and clusters the windows into its count when it finds more
-  (pipeline.diarize_embedded).
+  (pipeline.diarize_embedded). On a narrowband file (a phone call), `split_narrowband` then asks each cluster's
+  pieces whether it holds two voices: there the windows' clusters follow the callers' sex more than their voices.
 
 A long file's windows are clustered through an evenly spread subset of `max_cluster_windows` (the affinity is n²),
 the rest joining the nearest centroid: the whole file's embeddings (a few hundred bytes per window) are all this
@@ -18,7 +19,7 @@ needs, never its audio.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -93,6 +94,45 @@ def count_from_pieces(piece_emb: np.ndarray, piece_frames: np.ndarray, cfg: Diar
             speech = np.bincount(labels, weights=frames) * FRAME_S
             best_k, best_score = max(1, int((speech >= cfg.min_speaker_s).sum())), score
     return best_k
+
+
+def split_narrowband(
+    labels: np.ndarray,
+    windows: list[tuple[int, int]],
+    emb: np.ndarray,
+    pieces: list[tuple[int, int]],
+    piece_emb: np.ndarray,
+    cfg: DiarizeConfig,
+) -> np.ndarray:
+    """Window labels with each cluster that holds two voices split in two (docs/diarization.md, "Many voices").
+
+    For narrowband files only (the caller checks the band): a phone channel pulls every embedding of one sex
+    together, so the window rule often stops at one cluster per sex. Each cluster's own pieces (those whose windows
+    mostly carry its label) are asked `count_from_pieces`' question with `split_piece_sim` as the one-speaker line;
+    where they hold more than one voice the cluster's windows are split in two, never more (a split into more
+    over-counted calls of two or three on the tuning part)."""
+    if int(labels.max(initial=0)) < 1:
+        return labels
+    starts = np.asarray([s for s, _ in windows])
+    ends = np.asarray([e for _, e in windows])
+    owner = np.full(len(pieces), -1, dtype=np.int64)
+    for i, (s, e) in enumerate(pieces):
+        inside = (starts >= s) & (ends <= e)
+        if inside.any():
+            owner[i] = int(np.bincount(labels[inside]).argmax())
+    frames = np.asarray([e - s for s, e in pieces], dtype=np.int64)
+    ask = replace(cfg, one_speaker_piece_sim=cfg.split_piece_sim)
+    out, next_label = labels.copy(), int(labels.max()) + 1
+    for c in range(int(labels.max()) + 1):
+        mine = np.flatnonzero(owner == c)
+        if (count_from_pieces(piece_emb[mine], frames[mine], ask) or 1) < 2:
+            continue
+        w = np.flatnonzero(labels == c)
+        two = cluster(emb[w], 2, cfg)
+        out[w[two == 1]] = next_label
+        next_label += 1
+    _, out = np.unique(out, return_inverse=True)
+    return out.astype(np.int64)
 
 
 def _centred(emb: np.ndarray) -> np.ndarray:

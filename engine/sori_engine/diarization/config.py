@@ -50,10 +50,13 @@ class DiarizeConfig:
     # one speaker when this quantile of the pieces' pairwise cosines is at least one_speaker_piece_sim
     one_speaker_quantile: float = 0.1
     one_speaker_piece_sim: float = 0.4
+    # a narrowband file's cluster is split in two when its pieces' quantile is below this (clustering.split_narrowband)
+    split_piece_sim: float = 0.45
     # the voiceprint op's count_voices (enrollment): two files whose voiceprints score below this are two voices
     files_same_voice_sim: float = 0.35
-    # the voiceprint op: a file is narrowband (a phone call) when its band measure (band.py) is below this, and its
-    # pieces are centred by the narrowband cohort mean (cohort.py): -44 dB and less through G.711, -26 dB and more without
+    # a file is narrowband (a phone call) when its band measure (band.py) is below this: the voiceprint op centres its
+    # pieces by the narrowband cohort mean (cohort.py), diarization splits its clusters (clustering.split_narrowband);
+    # -44 dB and less through G.711, -26 dB and more without
     narrowband_db: float = -35.0
 
 

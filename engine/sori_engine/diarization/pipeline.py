@@ -25,7 +25,7 @@ from ..audio import SAMPLE_RATE
 from ..protocol import MODEL_LOAD_FAILED, EngineError
 from ..vad import SileroScan
 from .band import BandScan
-from .clustering import cluster, count_from_pieces
+from .clustering import cluster, count_from_pieces, split_narrowband
 from .config import DEFAULT_CONFIG, DiarizeConfig, config_from_env
 from .embedders import CampplusEmbedder, Embedder, ResemblyzerEmbedder, resemblyzer_gain
 from .models.torch_checkpoint import CheckpointError
@@ -181,6 +181,8 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
         pieces_count = count_from_pieces(em.piece_emb, frames, cfg) or 1
         if pieces_count > 1:
             win_labels = cluster(em.emb, pieces_count, cfg)
+    if spk_count == 0 and em.piece_emb is not None and em.pieces and _narrowband(em, cfg):
+        win_labels = split_narrowband(win_labels, em.windows, em.emb, em.pieces, em.piece_emb, cfg)
     k = int(win_labels.max()) + 1
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
     labels = smooth(labels, max(1, round(cfg.min_turn_s / FRAME_S)))
@@ -194,6 +196,10 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     else:
         turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
+
+
+def _narrowband(em: Embedded, cfg: DiarizeConfig) -> bool:
+    return em.band_db is not None and em.band_db < cfg.narrowband_db
 
 
 def diarize_samples(
