@@ -33,16 +33,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import re
-import subprocess
 from dataclasses import dataclass
-from math import gcd
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from scipy.signal import resample_poly
+
+from build_voices import Repo, load  # the sibling script (python puts this script's folder on sys.path)
 
 SR = 16000
 
@@ -57,48 +55,8 @@ REAZON_LICENCE = "Apache-2.0 (ReazonSpeech repository test file)"
 N_JSUT, N_FORVO = 20, 12
 
 
-class Repo:
-    """Blobs of one commit of a bare mirror, read through `git cat-file --batch`."""
-
-    def __init__(self, name: str, rev: str, mirrors: Path) -> None:
-        owner, short = name.split("/")
-        gd = mirrors / f"{owner}+{short}" / "repo"
-        if not (gd / "HEAD").exists():
-            gd.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["git", "clone", "--bare", f"https://github.com/{name}", str(gd)], check=True)
-        self.name, self.rev, self.gd = name, rev, gd
-        out = subprocess.run(["git", "--git-dir", str(gd), "ls-tree", "-r", "--name-only", "-z", rev], check=True,
-                             capture_output=True).stdout
-        self.files = out.decode("utf-8").split("\0")
-        self._cat = subprocess.Popen(["git", "--git-dir", str(gd), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
-
-    def read(self, path: str) -> bytes:
-        assert self._cat.stdin and self._cat.stdout
-        self._cat.stdin.write(f"{self.rev}:{path}\n".encode())
-        self._cat.stdin.flush()
-        header = self._cat.stdout.readline().split()
-        if len(header) < 3:
-            raise FileNotFoundError(f"{self.name}:{path}")
-        data = self._cat.stdout.read(int(header[2]))
-        self._cat.stdout.read(1)
-        return data
-
-    def glob(self, pattern: str) -> list[str]:
-        rx = re.compile(pattern)
-        return sorted(f for f in self.files if rx.fullmatch(f))
-
-    def source(self, path: str) -> str:
-        return f"{self.name}@{self.rev[:8]}:{path}"
-
-
-def load(data: bytes) -> np.ndarray:
-    x, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
-    x = x.mean(axis=1)
-    if sr != SR:
-        g = gcd(SR, sr)
-        x = resample_poly(x, SR // g, sr // g).astype(np.float32)
-    return x
+def source(repo: Repo, path: str) -> str:
+    return f"{repo.name}@{repo.rev[:8]}:{path}"
 
 
 @dataclass
@@ -119,7 +77,7 @@ def jsut(repo: Repo) -> list[Clip]:
     for i in range(1, 5 * N_JSUT + 1, 5):
         uid = f"BASIC5000_{i:04d}"
         path = f"{base}/{uid}.wav"
-        out.append(Clip(f"jsut_{uid.lower()}.wav", texts[uid].strip(), "jsut", repo.source(path), JSUT_LICENCE,
+        out.append(Clip(f"jsut_{uid.lower()}.wav", texts[uid].strip(), "jsut", source(repo, path), JSUT_LICENCE,
                         load(repo.read(path))))
     return out
 
@@ -131,7 +89,7 @@ def forvo(repo: Repo) -> list[Clip]:
     out = []
     for p in sorted(chosen):
         digest = hashlib.sha1(text[p].encode()).hexdigest()[:8]
-        out.append(Clip(f"forvo_{digest}.wav", text[p], "forvo (users not named)", repo.source(p), FORVO_LICENCE,
+        out.append(Clip(f"forvo_{digest}.wav", text[p], "forvo (users not named)", source(repo, p), FORVO_LICENCE,
                         load(repo.read(p))))
     return out
 
@@ -142,7 +100,7 @@ def kokoro(repo: Repo) -> list[Clip]:
     out = []
     for name, text in rows:
         out.append(Clip(f"kokoro_{name.removesuffix('.wav').replace('-', '_')}.wav", re.sub(r"\s+", "", text),
-                        "kokoro (LibriVox reader)", repo.source(name), KOKORO_LICENCE, load(repo.read(name))))
+                        "kokoro (LibriVox reader)", source(repo, name), KOKORO_LICENCE, load(repo.read(name))))
     return out
 
 
@@ -151,7 +109,7 @@ def reazon(repo: Repo) -> list[Clip]:
     texts = dict(line.split(", ", 1) for line in repo.read(f"{base}/transcripts.txt").decode().splitlines()
                  if ", " in line)
     path = f"{base}/test_ja_2.wav"
-    return [Clip("reazon_test_ja_2.wav", texts["test_ja_2"].strip(), "reazonspeech test speaker", repo.source(path),
+    return [Clip("reazon_test_ja_2.wav", texts["test_ja_2"].strip(), "reazonspeech test speaker", source(repo, path),
                  REAZON_LICENCE, load(repo.read(path)))]
 
 
@@ -172,8 +130,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("../ja-read"))
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = ap.parse_args()
-    onsei = Repo(*ONSEI, args.mirrors)
-    clips = jsut(onsei) + forvo(onsei) + kokoro(Repo(*KOKORO, args.mirrors)) + reazon(Repo(*REAZON, args.mirrors))
+    onsei = Repo(ONSEI[0], args.mirrors, ONSEI[1])
+    clips = jsut(onsei) + forvo(onsei) + kokoro(Repo(KOKORO[0], args.mirrors, KOKORO[1])) + reazon(Repo(REAZON[0], args.mirrors, REAZON[1]))
     parts = split(clips)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = ["file\ttext\tspeaker\tsplit\tsource\tlicence\tduration_s"]
