@@ -239,7 +239,7 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
         em = embed_blocks(blocks, CAMPPLUS_CONFIG)
         if params.count_voices and em.emb.shape[0]:
             voices[vi].windows.append(em.emb)
-        narrow = em.band_db is not None and em.band_db < CAMPPLUS_CONFIG.narrowband_db
+        narrow = em.narrowband(CAMPPLUS_CONFIG)
         _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, False, narrow)
         step()
     for (path, channel), file_parts in by_file.items():

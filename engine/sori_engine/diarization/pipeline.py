@@ -73,6 +73,10 @@ class Embedded:
     # the first pass with the detectors: 0.5 CPU s an hour of audio, against about 100 for diarization)
     band_db: float | None = None
 
+    def narrowband(self, cfg: DiarizeConfig) -> bool:
+        """A phone call's band (band.py, `narrowband_db`): its voices are compared and split as such."""
+        return self.band_db is not None and self.band_db < cfg.narrowband_db
+
 
 class _Progress:
     """Fractions of the whole diarization, told at most once per percent."""
@@ -181,7 +185,7 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
         pieces_count = count_from_pieces(em.piece_emb, frames, cfg) or 1
         if pieces_count > 1:
             win_labels = cluster(em.emb, pieces_count, cfg)
-    if spk_count == 0 and em.piece_emb is not None and em.pieces and _narrowband(em, cfg):
+    if spk_count == 0 and em.piece_emb is not None and em.pieces and em.narrowband(cfg):
         win_labels = split_narrowband(win_labels, em.windows, em.emb, em.pieces, em.piece_emb, cfg)
     k = int(win_labels.max()) + 1
     labels = frame_labels(em.n_frames, em.regions, em.windows, win_labels, k)
@@ -196,10 +200,6 @@ def diarize_embedded(em: Embedded, spk_count: int = 0, cfg: DiarizeConfig = DEFA
     else:
         turns = turns_from_labels(labels)
     return DiarizeResult(duration_s=em.duration_s, num_speakers=len({t.speaker for t in turns}), turns=turns)
-
-
-def _narrowband(em: Embedded, cfg: DiarizeConfig) -> bool:
-    return em.band_db is not None and em.band_db < cfg.narrowband_db
 
 
 def diarize_samples(
