@@ -13,7 +13,7 @@ const EnvSchema = z.object({
   SORI_DATABASE_URL: z.string().optional(),
   SORI_HOST: z.string().default("127.0.0.1"),
   SORI_PORT: z.coerce.number().int().min(0).max(65535).default(8000),
-  SORI_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  SORI_WORKERS: z.coerce.number().int().min(0).max(64).optional(),
   SORI_PYTHON: z.string().optional(),
   SORI_MODELS_DIR: z.string().optional(),
   SORI_MODELS_FILE: z.string().optional(),
@@ -118,7 +118,8 @@ export interface Config {
   databaseUrl: string | undefined;
   host: string;
   port: number;
-  workers: number;
+  /** SORI_WORKERS; null: by the host (defaultWorkers in src/engine/models.ts). */
+  workers: number | null;
   python: string;
   modelsDir: string;
   modelsFile: string | undefined;
@@ -234,7 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.SORI_DATABASE_URL,
     host: e.SORI_HOST,
     port: e.SORI_PORT,
-    workers: e.SORI_WORKERS,
+    workers: e.SORI_WORKERS ?? null,
     python: e.SORI_PYTHON ?? path.join(projectRoot, ".venv", "bin", "python"),
     modelsDir,
     modelsFile: e.SORI_MODELS_FILE,

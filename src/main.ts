@@ -1,5 +1,5 @@
 // Wires the parts together for `sori serve` and `sori worker`, and shuts them down in order on a signal.
-import { availableParallelism, hostname } from "node:os";
+import { availableParallelism, hostname, totalmem } from "node:os";
 import type { Logger } from "pino";
 import { RateLimiter } from "./api/rateLimit.js";
 import { buildServer } from "./api/server.js";
@@ -8,7 +8,7 @@ import { CallbackSender } from "./callbacks/sender.js";
 import { loadCallbackKey } from "./callbacks/sign.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { engineJobsFor, forEngines, loadModelRegistry } from "./engine/models.js";
+import { defaultWorkers, engineJobsFor, forEngines, loadModelRegistry } from "./engine/models.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
@@ -23,22 +23,36 @@ import { StoreRateLimiter } from "./storage/rateBuckets.js";
 
 export interface Running {
   address: string | null;
+  /** Workers started: as asked, or by the host when the count was null. */
+  workers: number;
   stop(): Promise<void>;
 }
 
-export async function start(config: Config, log: Logger, opts: { api: boolean; workers: number }): Promise<Running> {
+/** The memory this process may use: the host's, or its cgroup's limit where that is lower (a container). */
+function hostMemory(): number {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 ? Math.min(limit, totalmem()) : totalmem();
+}
+
+/** `opts.workers`: the workers to run; null: by the host (SORI_WORKERS unset, docs/configuration.md). */
+export async function start(
+  config: Config,
+  log: Logger,
+  opts: { api: boolean; workers: number | null },
+): Promise<Running> {
   const store = await openStore(config);
   const blobs = await openBlobStore(config, store);
   // The workers share engines: each engine runs up to SORI_ENGINE_JOBS transcriptions at once, their clips decoded
   // in shared batches (docs/engine.md, "Many jobs in one engine"), and holds each model once.
   const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
   const engineJobs = config.engineJobs ?? engineJobsFor(registry);
-  const engineCount = Math.ceil(opts.workers / engineJobs);
+  const workerCount = opts.workers ?? defaultWorkers(registry, engineJobs, availableParallelism(), hostMemory());
+  const engineCount = Math.ceil(workerCount / engineJobs);
   const models = forEngines(registry, engineCount, availableParallelism());
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
   const insight =
-    opts.workers > 0 ? insightBackend(config, (msg, fields) => log.info({ part: "insight", ...fields }, msg)) : null;
+    workerCount > 0 ? insightBackend(config, (msg, fields) => log.info({ part: "insight", ...fields }, msg)) : null;
   if (insight) await prepareInsight(insight, config, store);
   const refiner = refinerFromConfig(config);
   const callbacks = new CallbackSender({
@@ -58,7 +72,7 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
     });
   });
   const workers: Worker[] = [];
-  for (let i = 0; i < opts.workers; i++) {
+  for (let i = 0; i < workerCount; i++) {
     const id = `${hostname()}:${process.pid}:${i}`;
     const wlog = log.child({ worker: id });
     workers.push(
@@ -130,6 +144,7 @@ export async function start(config: Config, log: Logger, opts: { api: boolean; w
 
   return {
     address,
+    workers: workerCount,
     async stop() {
       clearInterval(sweep);
       await app?.close();

@@ -14,10 +14,10 @@ const int = (v: string): number => {
   return n;
 };
 
-function runUntilSignal(config: Config, opts: { api: boolean; workers: number }): Promise<void> {
+function runUntilSignal(config: Config, opts: { api: boolean; workers: number | null }): Promise<void> {
   const log = createLogger(config.logLevel);
   return start(config, log, opts).then((running) => {
-    log.info({ address: running.address, workers: opts.workers }, "sori started");
+    log.info({ address: running.address, workers: running.workers }, "sori started");
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;
@@ -52,7 +52,7 @@ program
   .description("run the HTTP API and (unless --no-workers) in-process workers")
   .option("--host <host>", "address to listen on (SORI_HOST)")
   .option("--port <port>", "port to listen on (SORI_PORT)", int)
-  .option("--workers <n>", "number of in-process workers (SORI_WORKERS)", int)
+  .option("--workers <n>", "number of in-process workers (SORI_WORKERS; default: by the host)", int)
   .option("--no-workers", "API only; run `sori worker` elsewhere")
   .action(async (o: { host?: string; port?: number; workers?: number | boolean }) => {
     const config = loadConfig();
@@ -65,10 +65,11 @@ program
 program
   .command("worker")
   .description("run workers only, sharing the store with `sori serve --no-workers`")
-  .option("--workers <n>", "number of workers (SORI_WORKERS)", int)
+  .option("--workers <n>", "number of workers (SORI_WORKERS; default: by the host)", int)
   .action(async (o: { workers?: number }) => {
     const config = loadConfig();
-    await runUntilSignal(config, { api: false, workers: Math.max(1, o.workers ?? config.workers) });
+    const workers = o.workers ?? config.workers;
+    await runUntilSignal(config, { api: false, workers: workers === null ? null : Math.max(1, workers) });
   });
 
 program.addCommand(clientsCommand());

@@ -35,26 +35,46 @@ export function defaultRegistry(modelsDir: string): ModelRegistry {
 }
 
 /**
- * The registry as a host with `engines` batch engines runs it. CTranslate2's default for `cpu_threads` 0 is 4
- * threads per engine whatever the cores: with several engines on a host, an entry left at 0 gets the host's cores
- * shared among them instead (at least one each). On 2 cores, 2 engines (a worker each) spent 383 CPU s on the throughput mix at one
- * thread each against 468 s at the default; a single engine did not gain from 2 threads instead of 4 (520 against
- * 480 CPU s, one run each), so it keeps the default (docs/performance.md, "Threads and workers"). An explicit
- * value, and a GPU entry, are kept.
- */
-/**
  * SORI_ENGINE_JOBS when it is not set: 4 where a batch model runs on a GPU (one model copy, its clips in shared
  * batches), 1 on a CPU host, where workers sharing one engine were slower than an engine each: 2 workers on the
  * small mix through `sori serve`, 2 cores, 87 s wall and 133 CPU s sharing against 63 s and 121 s apart
- * (docs/performance.md, "Threads and workers").
+ * (docs/performance.md, "Settings chosen").
  */
 export function engineJobsFor(registry: ModelRegistry): number {
   return registry.sommers.device === "cuda" || registry.whisper.device === "cuda" ? 4 : 1;
 }
 
+const CT2_DEFAULT_THREADS = 4;
+
+/**
+ * The registry as a host with `engines` batch engines runs it. CTranslate2's default for `cpu_threads` 0 is 4
+ * threads per engine whatever the cores: an entry left at 0 gets the host's cores shared among its engines instead
+ * (at least one each; a single engine at most CTranslate2's 4). On 2 cores, 2 engines (a worker each) spent 383 CPU
+ * s on the throughput mix at one thread each against 468 s at the default; one engine on a 5-minute call took 34 s
+ * wall and 48 CPU s at 2 threads against 40 s and 54 s at 4 (docs/performance.md, "Settings chosen"). An explicit
+ * value, and a GPU entry, are kept.
+ */
 export function forEngines(registry: ModelRegistry, engines: number, cores: number): ModelRegistry {
-  if (engines <= 1) return registry;
-  return withCpuThreads(registry, Math.max(1, Math.floor(cores / engines)));
+  if (engines <= 0) return registry;
+  const shared = Math.max(1, Math.floor(cores / engines));
+  return withCpuThreads(registry, engines === 1 ? Math.min(CT2_DEFAULT_THREADS, shared) : shared);
+}
+
+/**
+ * SORI_WORKERS when it is not set: the jobs in flight that fill the host. Where a model runs on a GPU, the jobs of
+ * one engine (`engineJobs`), whose clips share its batches; on a CPU host, a worker per core, each with an engine of
+ * its own on one thread (forEngines), at most one per GiB of memory (an engine holds 0.5-0.7 GB with a job in
+ * flight). On 2 cores the small throughput mix took 64 s wall and 122 CPU s with 2 workers against 142 s and 146 s
+ * with 1 (docs/performance.md, "Settings chosen").
+ */
+export function defaultWorkers(
+  registry: ModelRegistry,
+  engineJobs: number,
+  cores: number,
+  memoryBytes: number,
+): number {
+  if (registry.sommers.device === "cuda" || registry.whisper.device === "cuda") return engineJobs;
+  return Math.max(1, Math.min(cores, Math.floor(memoryBytes / 1024 ** 3), 64));
 }
 
 /**

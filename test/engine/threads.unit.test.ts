@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultRegistry, engineJobsFor, forEngines, forStreamEngines } from "../../src/engine/models.js";
+import {
+  defaultRegistry,
+  defaultWorkers,
+  engineJobsFor,
+  forEngines,
+  forStreamEngines,
+} from "../../src/engine/models.js";
 
 describe("forEngines: CPU threads per batch engine", () => {
   const registry = defaultRegistry("/models");
@@ -11,8 +17,10 @@ describe("forEngines: CPU threads per batch engine", () => {
     assert.equal(forEngines(registry, 4, 2).sommers.cpu_threads, 1);
   });
 
-  it("leaves a single engine (and an API-only process) at CTranslate2's default", () => {
-    assert.equal(forEngines(registry, 1, 2).sommers.cpu_threads, 0);
+  it("gives a single engine the cores up to CTranslate2's default of 4, and leaves an API-only process alone", () => {
+    assert.equal(forEngines(registry, 1, 1).sommers.cpu_threads, 1);
+    assert.equal(forEngines(registry, 1, 2).sommers.cpu_threads, 2);
+    assert.equal(forEngines(registry, 1, 16).sommers.cpu_threads, 4);
     assert.equal(forEngines(registry, 0, 2).sommers.cpu_threads, 0);
   });
 
@@ -31,6 +39,24 @@ describe("engineJobsFor: jobs per engine when SORI_ENGINE_JOBS is not set", () =
     const registry = defaultRegistry("/models");
     assert.equal(engineJobsFor(registry), 1);
     assert.equal(engineJobsFor({ ...registry, sommers: { ...registry.sommers, device: "cuda" as const } }), 4);
+  });
+});
+
+describe("defaultWorkers: workers when SORI_WORKERS is not set", () => {
+  const registry = defaultRegistry("/models");
+  const GiB = 1024 ** 3;
+
+  it("a worker per core on a CPU host, at most one per GiB of memory, at least one", () => {
+    assert.equal(defaultWorkers(registry, 1, 2, 8 * GiB), 2);
+    assert.equal(defaultWorkers(registry, 1, 16, 6.5 * GiB), 6);
+    assert.equal(defaultWorkers(registry, 1, 1, 0.5 * GiB), 1);
+    assert.equal(defaultWorkers(registry, 1, 256, 1024 * GiB), 64);
+  });
+
+  it("one engine's jobs where a model runs on a GPU", () => {
+    const gpu = { ...registry, sommers: { ...registry.sommers, device: "cuda" as const } };
+    assert.equal(defaultWorkers(gpu, 4, 16, 128 * GiB), 4);
+    assert.equal(defaultWorkers(gpu, 2, 16, 128 * GiB), 2);
   });
 });
 
