@@ -41,7 +41,12 @@ export function defaultRegistry(modelsDir: string): ModelRegistry {
  * (docs/performance.md, "Settings chosen").
  */
 export function engineJobsFor(registry: ModelRegistry): number {
-  return registry.sommers.device === "cuda" || registry.whisper.device === "cuda" ? 4 : 1;
+  return onGpu(registry) ? 4 : 1;
+}
+
+/** A batch model of the registry runs on a GPU. */
+function onGpu(registry: ModelRegistry): boolean {
+  return registry.sommers.device === "cuda" || registry.whisper.device === "cuda";
 }
 
 const CT2_DEFAULT_THREADS = 4;
@@ -73,7 +78,7 @@ export function defaultWorkers(
   cores: number,
   memoryBytes: number,
 ): number {
-  if (registry.sommers.device === "cuda" || registry.whisper.device === "cuda") return engineJobs;
+  if (onGpu(registry)) return engineJobs;
   return Math.max(1, Math.min(cores, Math.floor(memoryBytes / 1024 ** 3), 64));
 }
 
