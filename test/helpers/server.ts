@@ -78,7 +78,9 @@ export async function startSori(
   args: string[] = [],
   opts: { netns?: string } = {},
 ): Promise<SoriProcess> {
-  const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", ...env };
+  // One worker per process unless the test asks for more: SORI_WORKERS unset means one per core, which would make
+  // which process claims a job depend on the machine.
+  const fullEnv = { ...process.env, SORI_LOG_LEVEL: "info", SORI_WORKERS: "1", ...env };
   const argv = [process.execPath, ...cliArgs(), command, ...args];
   const [file, ...rest] = opts.netns ? ["ip", "netns", "exec", opts.netns, ...argv] : argv;
   const child = spawn(file!, rest, { env: fullEnv, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
