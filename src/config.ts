@@ -3,6 +3,8 @@ import path from "node:path";
 import { z } from "zod";
 
 const GiB = 1024 ** 3;
+/** The most workers one process runs (SORI_WORKERS, and the default by the host). */
+export const MAX_WORKERS = 64;
 
 const bool = z
   .enum(["1", "0", "true", "false", "yes", "no"])
@@ -13,7 +15,7 @@ const EnvSchema = z.object({
   SORI_DATABASE_URL: z.string().optional(),
   SORI_HOST: z.string().default("127.0.0.1"),
   SORI_PORT: z.coerce.number().int().min(0).max(65535).default(8000),
-  SORI_WORKERS: z.coerce.number().int().min(0).max(64).optional(),
+  SORI_WORKERS: z.coerce.number().int().min(0).max(MAX_WORKERS).optional(),
   SORI_PYTHON: z.string().optional(),
   SORI_MODELS_DIR: z.string().optional(),
   SORI_MODELS_FILE: z.string().optional(),

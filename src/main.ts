@@ -46,9 +46,10 @@ export async function start(
   // in shared batches (docs/engine.md, "Many jobs in one engine"), and holds each model once.
   const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
   const engineJobs = config.engineJobs ?? engineJobsFor(registry);
-  const workerCount = opts.workers ?? defaultWorkers(registry, engineJobs, availableParallelism(), hostMemory());
+  const cores = availableParallelism();
+  const workerCount = opts.workers ?? defaultWorkers(registry, engineJobs, cores, hostMemory());
   const engineCount = Math.ceil(workerCount / engineJobs);
-  const models = forEngines(registry, engineCount, availableParallelism());
+  const models = forEngines(registry, engineCount, cores);
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
   const insight =

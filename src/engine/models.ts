@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { projectRoot } from "../config.js";
+import { MAX_WORKERS, projectRoot } from "../config.js";
 import type { ModelSpec } from "./protocol.js";
 
 export type ModelName = "sommers" | "whisper";
@@ -79,7 +79,7 @@ export function defaultWorkers(
   memoryBytes: number,
 ): number {
   if (onGpu(registry)) return engineJobs;
-  return Math.max(1, Math.min(cores, Math.floor(memoryBytes / 1024 ** 3), 64));
+  return Math.max(1, Math.min(cores, Math.floor(memoryBytes / 1024 ** 3), MAX_WORKERS));
 }
 
 /**
