@@ -6,8 +6,9 @@ long one takes minutes. Answered on the decoder thread they would stall every ot
 each is answered from its thread when it is done. The models they use load once behind locks of their own
 (models.py, diarization/models), and CTranslate2 and ONNX Runtime take concurrent calls.
 
-`cancel` of such a request answers it `cancelled` at once; the work already begun runs to its end (Python cannot stop
-a thread), and its answer and progress are dropped.
+`cancel` of such a request answers it `cancelled` at once. Python cannot stop a thread, so work already begun stops
+at its next progress report (the callback raises `_Dropped`: a diarization reports each percent), which frees its
+CPU for the jobs behind it; work that reports none runs to its end. Either way its answer is dropped.
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ from .protocol import LineWriter
 
 log = logging.getLogger(__name__)
 
-# A request's work: given a progress callback (silent once the request is cancelled), its result object.
+# A request's work: given a progress callback (which stops the work once the request is cancelled), its result object.
 Work = Callable[[Callable[[float], None]], dict[str, Any]]
+
+
+class _Dropped(Exception):
+    """Raised from a cancelled request's progress callback, so that its work stops there."""
 
 
 class OpPool:
@@ -71,8 +76,15 @@ class OpPool:
         begun = time.monotonic()
         result: dict[str, Any] | None = None
         error: tuple[str, str] | None = None
+        def report(fraction: float) -> None:
+            if not self._live(rid):
+                raise _Dropped
+            self._writer.progress(rid, fraction)
+
         try:
-            result = work(lambda fraction: self._writer.progress(rid, fraction) if self._live(rid) else None)
+            result = work(report)
+        except _Dropped:
+            pass  # cancelled: answered at the cancel, logged below
         except EngineError as e:
             log.warning("id=%s op=%s failed in %.2fs: %s: %s", rid, op, time.monotonic() - begun, e.code, e.message)
             error = (e.code, e.message)
@@ -85,7 +97,7 @@ class OpPool:
             live = self._running.pop(rid, None) is not None
         try:
             if not live:
-                log.info("id=%s op=%s cancelled; its answer dropped", rid, op)
+                log.info("id=%s op=%s cancelled after %.2fs; its answer dropped", rid, op, time.monotonic() - begun)
             elif error is not None:
                 self._writer.error(rid, *error)
             elif result is not None:
