@@ -76,6 +76,7 @@ class OpPool:
         begun = time.monotonic()
         result: dict[str, Any] | None = None
         error: tuple[str, str] | None = None
+
         def report(fraction: float) -> None:
             if not self._live(rid):
                 raise _Dropped

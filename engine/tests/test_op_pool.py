@@ -89,5 +89,8 @@ def test_a_diarization_holds_up_neither_ping_nor_probe_and_is_cancelled_at_once(
     assert finals["pool-1"]["result"]["num_speakers"] >= 1
     # The cancelled diarization stops at its next progress report, unanswered: the next answer on the pipe is the next
     # request's. (Its models may still be loading behind pool-1's lock, hence the long wait.)
-    _until(lambda: re.search(r"id=pool-4 op=diarize cancelled after [0-9.]+s; its answer dropped", engine.stderr_tail()), 120)
+    _until(
+        lambda: re.search(r"id=pool-4 op=diarize cancelled after [0-9.]+s; its answer dropped", engine.stderr_tail()),
+        120,
+    )
     assert engine.call("ping").result
