@@ -117,13 +117,16 @@ def main() -> None:
                     help="with --voices: FRR and FAR of single clips by band against wideband and phone prints")
     ap.add_argument("--by-band", action="store_true",
                     help="also the first rule's figures on wideband and narrowband conversations apart")
+    ap.add_argument("--enrollments", action="store_true", help="with --voices: only the several-voices check's figures")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/sori-speakers"))
     args = ap.parse_args()
     if args.voices and args.band_trials:
         band_trials(args.voices, args.cache)
         return
     if args.voices:
-        voices_enrollments(args.voices, args.seed)
+        voices_enrollments(args.voices, args.seed, args.cache)
+        if args.enrollments:
+            return
         conversation_naming(args.voices, args.per_set, 56, args.rule, args.cache, args.by_band)
         return
     table = clips()
@@ -201,9 +204,25 @@ def voice_counts(table: dict[str, list[tuple[str, float, float]]], rng: random.R
     )
 
 
-def voices_enrollments(folder: Path, seed: int) -> None:
+def phone_clip(path: str, cache: Path) -> str:
+    """The clip through a telephone channel (G.711, as the phone-band conversations), written once under `cache`."""
+    import hashlib
+
+    from sori_engine import audio as audio_mod
+    from sori_eval.wav import telephone_channel, write_wav
+
+    out = cache / "phone-clips" / f"{hashlib.sha1(path.encode()).hexdigest()[:16]}.wav"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_wav(out, telephone_channel(audio_mod.decode(path)))
+    return str(out)
+
+
+def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
     """The same on the voices folder: each speaker's clips (2-4 at random, any of its clips), and two speakers of one
-    gender and language (1-2 clips each)."""
+    gender and language (1-2 clips each); then the same with phones in it: one speaker's 2-4 clips of which 1 to all
+    but one go through a telephone channel (one person enrolled from a studio and a call), and two speakers of one
+    gender and language, the second heard on the phone."""
     from conversations import read_voices
 
     rng = random.Random(seed)
@@ -217,6 +236,20 @@ def voices_enrollments(folder: Path, seed: int) -> None:
             two.append(enrollment_voices(rng.sample(list(s.clips), rng.randint(1, 2)) + rng.sample(list(o.clips), rng.randint(1, 2))))
     print(f"voices folder, several voices found: one speaker's clips {sum(n > 1 for n in one)} / {len(one)}; "
           f"two speakers of one gender and language {sum(n > 1 for n in two)} / {len(two)}")
+    rng = random.Random(seed)
+    one, two = [], []
+    for s in speakers:
+        clips = rng.sample(list(s.enroll + s.clips), rng.randint(2, 4))
+        k = rng.randint(1, len(clips) - 1)
+        one.append(enrollment_voices([phone_clip(c, cache) for c in clips[:k]] + clips[k:]))
+    for s in speakers:
+        peers = [o for o in speakers if o.key != s.key and (o.gender, o.language) == (s.gender, s.language)]
+        if peers:
+            o = rng.choice(peers)
+            theirs = [phone_clip(c, cache) for c in rng.sample(list(o.clips), rng.randint(1, 2))]
+            two.append(enrollment_voices(rng.sample(list(s.clips), rng.randint(1, 2)) + theirs))
+    print(f"  with phone clips: one speaker's clips, some through a phone, {sum(n > 1 for n in one)} / {len(one)}; "
+          f"two speakers, the second on the phone, {sum(n > 1 for n in two)} / {len(two)}")
 
 
 def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
@@ -228,18 +261,11 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
     import hashlib
 
     from conversations import read_voices, split
-    from sori_engine import audio as audio_mod
-    from sori_eval.wav import telephone_channel, write_wav
 
     rng = random.Random(7)
-    phone_dir = cache / "phone-clips"
-    phone_dir.mkdir(parents=True, exist_ok=True)
 
     def phone(path: str) -> str:
-        out = phone_dir / f"{hashlib.sha1(path.encode()).hexdigest()[:16]}.wav"
-        if not out.exists():
-            write_wav(out, telephone_channel(audio_mod.decode(path)))
-        return str(out)
+        return phone_clip(path, cache)
 
     def prints(voices: list[list[str]], phone_prints: bool = False) -> list[dict]:
         params = {"voices": [{"parts": [{"audio_path": f} for f in v]} for v in voices], "phone_prints": phone_prints}

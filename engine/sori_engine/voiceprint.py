@@ -8,9 +8,10 @@ the cohort mean of its file's band (diarization/cohort.py: wideband, or narrowba
 voice's embedding: their mean weighted by length, unit-norm. With `count_voices`, the voice's speech is also embedded
 in diarization's 1 s windows, and each file's windows are clustered as diarization estimates a count
 (clustering.py); the voices are the most any file holds, and at least two when two files' own voiceprints score below
-`files_same_voice_sim` (DiarizeConfig): an enrollment whose audio holds several voices is refused by the service.
-Files are compared by their voiceprints, not by pooling their windows, so one person recorded in several rooms or on
-several phones is one voice (pooled windows split by room: docs/speakers.md).
+`files_same_voice_sim` (two files of one band, raw prints) or `files_cross_band_sim` (a wideband and a narrowband file,
+each print centred by its band's cohort mean) (DiarizeConfig): an enrollment whose audio holds several voices is
+refused by the service. Files are compared by their voiceprints, not by pooling their windows, so one person recorded
+in several rooms or on several phones is one voice (pooled windows split by room: docs/speakers.md).
 
 `MODEL` names the embedding model and this recipe: a stored voiceprint is only ever compared with one of the same
 `MODEL` (the service refuses otherwise), so a change to either makes a new name.
@@ -105,7 +106,9 @@ class _Voice:
     pieces: list[np.ndarray] = dataclasses.field(default_factory=list)
     weights: list[float] = dataclasses.field(default_factory=list)
     windows: list[np.ndarray] = dataclasses.field(default_factory=list)  # 1 s windows, for count_voices
-    files: list[np.ndarray] = dataclasses.field(default_factory=list)  # its voiceprint in each file, for count_voices
+    files: list[np.ndarray] = dataclasses.field(default_factory=list)  # its raw voiceprint in each file (count_voices)
+    files_centred: list[np.ndarray] = dataclasses.field(default_factory=list)  # the same, centred by the file's band
+    files_narrowband: list[bool] = dataclasses.field(default_factory=list)  # that band
     phone_pieces: list[np.ndarray] = dataclasses.field(default_factory=list)  # as a phone line passes them
     phone_weights: list[float] = dataclasses.field(default_factory=list)
     narrowband: list[bool] = dataclasses.field(default_factory=list)  # each file's band
@@ -129,12 +132,21 @@ class _Voice:
         """The most voices one file holds, and two when two files are different voices."""
         per_file = [int(cluster(w, 0, CAMPPLUS_CONFIG).max()) + 1 for w in self.windows if w.shape[0]]
         n = max(per_file, default=0)
-        if len(self.files) > 1:
-            prints = np.stack(self.files)
-            sim = prints @ prints.T
-            if float(sim[np.triu_indices(len(self.files), 1)].min()) < CAMPPLUS_CONFIG.files_same_voice_sim:
-                n = max(n, 2)
+        if len(self.files) > 1 and self._files_differ():
+            n = max(n, 2)
         return n
+
+    def _files_differ(self) -> bool:
+        """Two files are two voices: one band's raw prints below files_same_voice_sim; across bands, the centred
+        prints below files_cross_band_sim (a phone line moves every raw embedding: one person in a studio and on the
+        phone scored below 0.35 raw in 23 of 63 such enrollments, docs/speakers.md)."""
+        raw, centred = np.stack(self.files), np.stack(self.files_centred)
+        band = np.asarray(self.files_narrowband)
+        i, j = np.triu_indices(len(self.files), 1)
+        same_band = band[i] == band[j]
+        sim = np.where(same_band, (raw @ raw.T)[i, j], (centred @ centred.T)[i, j])
+        floor = np.where(same_band, CAMPPLUS_CONFIG.files_same_voice_sim, CAMPPLUS_CONFIG.files_cross_band_sim)
+        return bool((sim < floor).any())
 
 
 def _mean(pieces: list[np.ndarray], weights: list[float]) -> list[float] | None:
@@ -178,10 +190,13 @@ class _Embedders:
             voice.phone_pieces.extend(cohort.centre(emb_p, True))
             voice.phone_weights.extend(float(b - a) for a, b in got_p)
         if len(emb):
-            # count_voices compares files by their raw voiceprints, for which files_same_voice_sim was chosen (centred
-            # at the same 0.35, the files alone refused 8 of the voices folder's 63 one-speaker sets)
-            mean = np.average(emb, axis=0, weights=np.asarray(weights))
-            voice.files.append(mean / max(float(np.linalg.norm(mean)), 1e-8))
+            # count_voices compares files of one band by their raw voiceprints, for which files_same_voice_sim was
+            # chosen (centred at the same 0.35, the files alone refused 8 of the voices folder's 63 one-speaker sets),
+            # and files of two bands by their centred ones (_Voice._files_differ)
+            for prints, pieces in ((voice.files, emb), (voice.files_centred, centred)):
+                mean = np.average(pieces, axis=0, weights=np.asarray(weights))
+                prints.append(mean / max(float(np.linalg.norm(mean)), 1e-8))
+            voice.files_narrowband.append(narrowband)
         if self.win is not None:
             voice.windows.append(self.win.result()[1])
 

@@ -52,8 +52,11 @@ class DiarizeConfig:
     one_speaker_piece_sim: float = 0.4
     # a narrowband file's cluster is split in two when its pieces' quantile is below this (clustering.split_narrowband)
     split_piece_sim: float = 0.45
-    # the voiceprint op's count_voices (enrollment): two files whose voiceprints score below this are two voices
+    # the voiceprint op's count_voices (enrollment): two files of one band whose raw voiceprints score below this are
+    # two voices; a wideband and a narrowband file are compared by their prints centred by their own band's cohort
+    # mean, at files_cross_band_sim (raw, one person in a studio and on the phone scores as low as two people)
     files_same_voice_sim: float = 0.35
+    files_cross_band_sim: float = 0.25
     # a file is narrowband (a phone call) when its band measure (band.py) is below this: the voiceprint op centres its
     # pieces by the narrowband cohort mean (cohort.py), diarization splits its clusters (clustering.split_narrowband);
     # -44 dB and less through G.711, -26 dB and more without
