@@ -139,7 +139,7 @@ class _Voice:
     def _files_differ(self) -> bool:
         """Two files are two voices: one band's raw prints below files_same_voice_sim; across bands, the centred
         prints below files_cross_band_sim (a phone line moves every raw embedding: one person in a studio and on the
-        phone scored below 0.35 raw in 23 of 63 such enrollments, docs/speakers.md)."""
+        phone was refused in 27 of the voices folder's 63 such enrollments, docs/speakers.md)."""
         raw, centred = np.stack(self.files), np.stack(self.files_centred)
         band = np.asarray(self.files_narrowband)
         i, j = np.triu_indices(len(self.files), 1)
