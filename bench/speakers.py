@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from conversations import Speaker
 from sori_engine import voiceprint
 from sori_engine.diarization import CAMPPLUS_CONFIG
 
@@ -218,6 +219,12 @@ def phone_clip(path: str, cache: Path) -> str:
     return str(out)
 
 
+def _peer(s: Speaker, speakers: list[Speaker], rng: random.Random) -> Speaker | None:
+    """Another speaker of s's gender and language, at random; None when there is none."""
+    peers = [o for o in speakers if o.key != s.key and (o.gender, o.language) == (s.gender, s.language)]
+    return rng.choice(peers) if peers else None
+
+
 def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
     """The same on the voices folder: each speaker's clips (2-4 at random, any of its clips), and two speakers of one
     gender and language (1-2 clips each); then the same with phones in it: one speaker's 2-4 clips of which 1 to all
@@ -230,9 +237,7 @@ def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
     one = [enrollment_voices(rng.sample(list(s.enroll + s.clips), rng.randint(2, 4))) for s in speakers]
     two = []
     for s in speakers:
-        peers = [o for o in speakers if o.key != s.key and (o.gender, o.language) == (s.gender, s.language)]
-        if peers:
-            o = rng.choice(peers)
+        if o := _peer(s, speakers, rng):
             two.append(enrollment_voices(rng.sample(list(s.clips), rng.randint(1, 2)) + rng.sample(list(o.clips), rng.randint(1, 2))))
     print(f"voices folder, several voices found: one speaker's clips {sum(n > 1 for n in one)} / {len(one)}; "
           f"two speakers of one gender and language {sum(n > 1 for n in two)} / {len(two)}")
@@ -243,9 +248,7 @@ def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
         k = rng.randint(1, len(clips) - 1)
         one.append(enrollment_voices([phone_clip(c, cache) for c in clips[:k]] + clips[k:]))
     for s in speakers:
-        peers = [o for o in speakers if o.key != s.key and (o.gender, o.language) == (s.gender, s.language)]
-        if peers:
-            o = rng.choice(peers)
+        if o := _peer(s, speakers, rng):
             theirs = [phone_clip(c, cache) for c in rng.sample(list(o.clips), rng.randint(1, 2))]
             two.append(enrollment_voices(rng.sample(list(s.clips), rng.randint(1, 2)) + theirs))
     print(f"  with phone clips: one speaker's clips, some through a phone, {sum(n > 1 for n in one)} / {len(one)}; "
@@ -264,9 +267,6 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
 
     rng = random.Random(7)
 
-    def phone(path: str) -> str:
-        return phone_clip(path, cache)
-
     def prints(voices: list[list[str]], phone_prints: bool = False) -> list[dict]:
         params = {"voices": [{"parts": [{"audio_path": f} for f in v]} for v in voices], "phone_prints": phone_prints}
         return voiceprint.voiceprint(voiceprint.parse_voiceprint(params))["voices"]
@@ -283,7 +283,7 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
             enr_p = np.array([g["embedding_phone"] for g in got])
             clips = [(i, c) for i, s in enumerate(speakers) for c in rng.sample(list(s.clips), min(per_speaker, len(s.clips)))]
             w = prints([[c] for _i, c in clips])
-            t = prints([[phone(c)] for _i, c in clips])
+            t = prints([[phone_clip(c, cache)] for _i, c in clips])
             ok = [j for j in range(len(clips)) if w[j]["embedding"] and t[j]["embedding"]]
             wide = np.array([w[j]["embedding"] for j in ok])
             tel = np.array([t[j]["embedding"] for j in ok])
