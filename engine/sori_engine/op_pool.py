@@ -6,9 +6,10 @@ long one takes minutes. Answered on the decoder thread they would stall every ot
 each is answered from its thread when it is done. The models they use load once behind locks of their own
 (models.py, diarization/models), and CTranslate2 and ONNX Runtime take concurrent calls.
 
-`cancel` of such a request answers it `cancelled` at once. Python cannot stop a thread, so work already begun stops
-at its next progress report (the callback raises `_Dropped`: a diarization reports each percent), which frees its
-CPU for the jobs behind it; work that reports none runs to its end. Either way its answer is dropped.
+`cancel` of such a request answers it `cancelled` at once. Work no pool thread has taken up yet never runs. Python
+cannot stop a thread, so work already begun stops at its next progress report (the callback raises `_Dropped`: a
+diarization reports each percent), which frees its CPU for the jobs behind it; work that reports none runs to its end.
+Either way its answer is dropped, and the log says which.
 """
 
 from __future__ import annotations
@@ -42,21 +43,23 @@ class OpPool:
         self._wake = wake
         self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="sori-ops")
         self._lock = threading.Lock()
-        self._running: dict[str, Future[None]] = {}
+        self._running: dict[str, tuple[str, Future[None]]] = {}  # request id: its op, its work
         # The protocol pipe closed under a pool thread's answer: the decoder thread raises it.
         self.broken: BrokenPipeError | None = None
 
     def submit(self, rid: str, op: str, work: Work) -> None:
         with self._lock:
-            self._running[rid] = self._pool.submit(self._run, rid, op, work)
+            self._running[rid] = (op, self._pool.submit(self._run, rid, op, work))
 
     def cancel(self, rid: str) -> bool:
         """Answers the request `cancelled` at once; False when it is not here (answered, or never sent)."""
         with self._lock:
-            future = self._running.pop(rid, None)
-        if future is None:
+            running = self._running.pop(rid, None)
+        if running is None:
             return False
-        future.cancel()  # not begun: never runs; begun: runs to its end, unanswered
+        op, future = running
+        if future.cancel():  # not begun: never runs (begun: stops at its next progress report, _run logs it)
+            log.info("id=%s op=%s cancelled before it began", rid, op)
         self._writer.error(rid, CANCELLED, "cancelled")
         return True
 
