@@ -3,9 +3,9 @@
 // quiet room tone between turns; the enrolled speakers' speech must carry their names (at least 95 % of its time),
 // the third speaker's none, on the phone too (through the enrolled voices' phone prints); with all three forced into
 // one speaker, only the enrolled voice's own turns are named.
-// Then the refusals (too little speech, several voices, a bad format, bad names, unknown
-// ids), one person enrolled from a studio clip and a call accepted, tenancy (another client sees nothing and gets 404 H0004), and a delete that removes the voiceprint from the
-// store.
+// Then the refusals (too little speech, several voices, a bad format, bad names, unknown ids), one person enrolled
+// from a studio clip and a call accepted, tenancy (another client sees nothing and gets 404 H0004), and a delete that
+// removes the voiceprint from the store.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
