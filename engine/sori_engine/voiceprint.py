@@ -101,14 +101,21 @@ def parse_voiceprint(params: Mapping[str, Any]) -> VoiceprintParams:
     )
 
 
+@dataclass(frozen=True)
+class _FilePrint:
+    """A voice's print in one of its files, for count_voices: raw, centred by the file's band, and that band."""
+
+    raw: np.ndarray
+    centred: np.ndarray
+    narrowband: bool
+
+
 @dataclass
 class _Voice:
     pieces: list[np.ndarray] = dataclasses.field(default_factory=list)
     weights: list[float] = dataclasses.field(default_factory=list)
     windows: list[np.ndarray] = dataclasses.field(default_factory=list)  # 1 s windows, for count_voices
-    files: list[np.ndarray] = dataclasses.field(default_factory=list)  # its raw voiceprint in each file (count_voices)
-    files_centred: list[np.ndarray] = dataclasses.field(default_factory=list)  # the same, centred by the file's band
-    files_narrowband: list[bool] = dataclasses.field(default_factory=list)  # that band
+    files: list[_FilePrint] = dataclasses.field(default_factory=list)  # its print in each file, for count_voices
     phone_pieces: list[np.ndarray] = dataclasses.field(default_factory=list)  # as a phone line passes them
     phone_weights: list[float] = dataclasses.field(default_factory=list)
     narrowband: list[bool] = dataclasses.field(default_factory=list)  # each file's band
@@ -140,8 +147,9 @@ class _Voice:
         """Two files are two voices: one band's raw prints below files_same_voice_sim; across bands, the centred
         prints below files_cross_band_sim (a phone line moves every raw embedding: one person in a studio and on the
         phone was refused in 27 of the voices folder's 63 such enrollments, docs/speakers.md)."""
-        raw, centred = np.stack(self.files), np.stack(self.files_centred)
-        band = np.asarray(self.files_narrowband)
+        raw = np.stack([f.raw for f in self.files])
+        centred = np.stack([f.centred for f in self.files])
+        band = np.asarray([f.narrowband for f in self.files])
         i, j = np.triu_indices(len(self.files), 1)
         same_band = band[i] == band[j]
         sim = np.where(same_band, (raw @ raw.T)[i, j], (centred @ centred.T)[i, j])
@@ -149,12 +157,17 @@ class _Voice:
         return bool((sim < floor).any())
 
 
+def _unit_mean(pieces: np.ndarray, weights: list[float]) -> np.ndarray:
+    """The rows' mean weighted by `weights`, unit-norm."""
+    mean = np.average(pieces, axis=0, weights=np.asarray(weights))
+    return mean / max(float(np.linalg.norm(mean)), 1e-8)
+
+
 def _mean(pieces: list[np.ndarray], weights: list[float]) -> list[float] | None:
     """The pieces' mean weighted by length, unit-norm (rounded for JSON); None without pieces."""
     if not pieces:
         return None
-    emb = np.average(np.stack(pieces), axis=0, weights=np.asarray(weights))
-    emb /= max(float(np.linalg.norm(emb)), 1e-8)
+    emb = _unit_mean(np.stack(pieces), weights)
     return [round(float(x), 6) for x in emb]
 
 
@@ -193,10 +206,7 @@ class _Embedders:
             # count_voices compares files of one band by their raw voiceprints, for which files_same_voice_sim was
             # chosen (centred at the same 0.35, the files alone refused 8 of the voices folder's 63 one-speaker sets),
             # and files of two bands by their centred ones (_Voice._files_differ)
-            for prints, pieces in ((voice.files, emb), (voice.files_centred, centred)):
-                mean = np.average(pieces, axis=0, weights=np.asarray(weights))
-                prints.append(mean / max(float(np.linalg.norm(mean)), 1e-8))
-            voice.files_narrowband.append(narrowband)
+            voice.files.append(_FilePrint(_unit_mean(emb, weights), _unit_mean(centred, weights), narrowband))
         if self.win is not None:
             voice.windows.append(self.win.result()[1])
 
