@@ -9,7 +9,7 @@ before is its prompt; a prompted rest costs more than it gains (docs/performance
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
 (at most `max_words` of them, DecodeOptions.rest_echo_words: a timestamp inside the last word or two; more
 repeated than that is a sentence said again), or, in text written without spaces, a first segment that only repeats
-the end of the text before. A speaker's own "the the" across that point goes too; Whisper drops such repeats within
+the end of the text before and is no longer than that many words. A speaker's own "the the" across that point goes too; Whisper drops such repeats within
 a chunk anyway.
 """
 
@@ -22,6 +22,7 @@ from .model.interface import Decoded
 from .verdicts.per_file import normalize
 
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
+UNSPACED_WORD_CHARS = 3  # characters a Japanese word takes, about: "です", "ました"
 
 
 def without_echo(rest: list[Decoded], before: Decoded, max_words: int) -> list[Decoded]:
@@ -31,10 +32,11 @@ def without_echo(rest: list[Decoded], before: Decoded, max_words: int) -> list[D
     if first is None:
         return rest
     fw = rest[first]
-    n = _echoed_words(before.text, fw.text, max_words)
+    # Unspaced text's "words" (its whitespace tokens) are whole phrases: only its end is compared.
+    n = 0 if _unspaced(fw.text) else _echoed_words(before.text, fw.text, max_words)
     if n:
         _drop_words(fw, n)
-    elif _unspaced(fw.text) and normalize(before.text).endswith(normalize(fw.text)):
+    elif _unspaced(fw.text) and _echoed_end(before.text, fw.text, max_words):
         fw.text = ""
     return rest if normalize(fw.text) else rest[:first] + rest[first + 1 :]
 
@@ -47,6 +49,14 @@ def _echoed_words(before: str, text: str, max_words: int) -> int:
         if all(head) and head == [normalize(w) for w in said[-n:]]:
             return n
     return 0
+
+
+def _echoed_end(before: str, text: str, max_words: int) -> bool:
+    """Whether unspaced `text` only repeats the end of `before`, and is no longer than `max_words` words of it can
+    be (UNSPACED_WORD_CHARS each): a whole sentence said again after the same sentence is speech (issue 67), and
+    the rest is decoded on after it."""
+    said = normalize(text)
+    return len(said) <= max_words * UNSPACED_WORD_CHARS and normalize(before).endswith(said)
 
 
 def _drop_words(fw: Decoded, n: int) -> None:

@@ -154,14 +154,18 @@ def test_unsure_text_on_the_tail_of_the_last_word_is_dropped() -> None:
     assert len(h.clean([sentence, said], h.SpeechMap(probs), DEFAULT)) == 2
 
 
-def test_a_repeated_sentence_on_speech_of_its_own_is_kept_once() -> None:
+def test_a_sentence_said_again_is_kept_as_often_as_the_audio_says_it() -> None:
     # Seen on AMR-NB (ko/deeply_dancestudio_sub100110a00036): the decoder wrote its first sentence again over the
     # second one's speech; dropping the copy left 1.8 s of speech with no text.
     copies = [seg(0.0, 2.0, "연결만 보면 꼭 나오는데"), seg(2.0, 4.0, "연결만 보면 꼭 나오는데")]
     assert len(h.clean(copies, speech_until(4.0, 6.0), DEFAULT)) == 2
-    # A third time in a row is a loop whatever lies under it; a copy on no speech of its own goes.
-    assert len(h.clean([*copies, seg(4.0, 6.0, "연결만 보면 꼭 나오는데")], speech_until(6.0, 6.0), DEFAULT)) == 2
+    # A third time over speech of its own is kept too: a speaker says a sentence, a greeting, a number again.
+    third = [*copies, seg(4.0, 6.0, "연결만 보면 꼭 나오는데")]
+    assert len(h.clean(third, speech_until(6.0, 6.0), DEFAULT)) == 3
+    # A copy on no speech of its own goes, and so does every copy after it.
+    assert len(h.clean(third, speech_until(4.0, 6.0), DEFAULT)) == 2
     assert len(h.clean(copies, speech_until(2.3, 6.0), DEFAULT)) == 1
+    assert len(h.clean(third, None, DEFAULT)) == 1  # without a speech map nothing vouches for a copy
 
 
 def test_loops_are_kept_once() -> None:
@@ -186,20 +190,31 @@ def test_loops_are_kept_once() -> None:
     assert [s.text for s in h.clean(again, None, DEFAULT)] == ["さっきは、"]
 
 
-def test_backchannels_said_again_and_again_over_speech_are_kept() -> None:
+def test_repeats_said_over_speech_are_kept_and_a_loop_past_the_speech_is_cut() -> None:
     # A meeting: a listener's "yeah, yeah, yeah" is speech, not a loop, where the audio holds that much speech.
     yeahs = [(0.3 * i, 0.3 * i + 0.25, " yeah,") for i in range(6)]
     run = seg(0.0, 1.8, "Yeah, yeah, yeah, yeah, yeah, yeah,", yeahs, language="en")
     assert h.deloop(run, DEFAULT, speech_until(1.8, 3.0)).text == run.text
     assert h.deloop(run, DEFAULT, speech_until(0.3, 3.0)).text == "yeah,"  # no speech to say them: a loop
+    assert h.deloop(run, DEFAULT, speech_until(0.9, 3.0)).text == "yeah, yeah, yeah,"  # the copies said
     assert h.deloop(run, DEFAULT).text == "yeah,"  # no speech map: loops only
-    # Other words repeated over speech are still a loop.
+    # A card number's group read four times, each over its own speech, stays four times (issue 67) ...
+    groups = [(1.2 * i, 1.2 * i + 1.0, f" {g}") for i, g in enumerate(["5454,"] * 4)]
+    card = seg(0.0, 4.6, "5454, 5454, 5454, 5454,", groups, language="en")
+    assert h.deloop(card, DEFAULT, speech_until(4.6, 6.0)).text == card.text
+    # ... and a loop the decoder wrote on past the speech keeps the copies over it.
     words = [(0.5 * i, 0.5 * i + 0.5, w) for i, w in enumerate([" 이", " 영상은", " 이", " 영상은", " 이", " 영상은"])]
+    looped = seg(0.0, 3.0, "이 영상은 이 영상은 이 영상은", words)
+    assert h.deloop(looped, DEFAULT, speech_until(1.0, 3.0)).text == "이 영상은"
+    assert h.deloop(looped, DEFAULT, speech_until(3.0, 3.0)).text == looped.text
+    # Without word timestamps a copy's span is its share of the segment's characters.
+    unspaced = seg(0.0, 3.0, "はいはいはい", language="ja")
+    assert h.deloop(unspaced, DEFAULT, speech_until(3.0, 3.0)).text == "はいはいはい"
     assert (
-        h.deloop(seg(0.0, 3.0, "이 영상은 이 영상은 이 영상은", words), DEFAULT, speech_until(3.0, 3.0)).text
-        == "이 영상은"
+        h.deloop(seg(0.0, 3.0, "大丈夫です大丈夫です大丈夫です", language="ja"), DEFAULT, speech_until(1.0, 3.0)).text
+        == "大丈夫です"
     )
-    # Three "네." segments in a row, each over speech of its own, stay three.
+    # Three "Yeah." segments in a row, each over speech of its own, stay three.
     answers = [seg(float(i), i + 0.5, "Yeah.", language="en") for i in range(3)]
     assert len(h.clean(answers, speech_until(3.0, 3.0), DEFAULT)) == 3
     assert len(h.clean(answers, None, DEFAULT)) == 1  # without a speech map, a repeat is a loop

@@ -32,7 +32,7 @@ class DecodeOptions:
     onset_step_frames: int = 12  # a fresh piece every 0.375 s, running twice that
     # --- batched rounds (decode/rounds.py)
     batch_size: int = 4  # chunks decoded together: more costs memory for no CPU gain
-    max_rounds: int = 2  # batched passes: the first and one round for the speech after an early stop
+    max_rounds: int = 4  # batched passes: the first, then rounds for the speech after an early stop (a repeat each)
     tail_s: float = 0.6  # undecoded speech after a chunk's last segment that is decoded on (VAD padding is 0.4 s)
     longest_word_s: float = 1.5  # a last word timed longer was stretched over speech its text does not hold
     stretched_word_s: float = 0.5  # ... and is cut to end this long after its start (a third of longest_word_s)

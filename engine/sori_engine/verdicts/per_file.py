@@ -219,10 +219,35 @@ def backchannel_run(text: str, language: str) -> bool:
     return made_of(normalize(text), phrases(language, "backchannels"))
 
 
-def said_over(speech: SpeechMap | None, start: float, end: float, text: str, o: DecodeOptions) -> bool:
-    """Whether the speech frames in [start, end) could have said `text` (`needed`): a repeat with that much speech
-    under it is speech, not a decoding loop."""
-    return speech is not None and speech.seconds(start, end, o) >= needed(text, o)
+def copies_said(speech: SpeechMap | None, copies: list[tuple[float, float]], unit: str, o: DecodeOptions) -> int:
+    """The repeat rule: how many of a repeated unit's copies (their spans, in order) the audio says, counted from
+    the first: each needs speech of its own under it, as much as saying `unit` takes (`needed`), and all of them
+    together that many times as much. A person who says a card number's group again, "네, 네, 네" or a sentence
+    twice has each copy's speech under it; a decoder loop writes its copies on past the speech (into silence, hiss,
+    the tail of the last word) or more copies than the audio can hold. The first copy is always counted: what is
+    judged is the repeating, not the text. Without a speech map (`speech` None) nothing vouches for a copy: 1."""
+    if speech is None or not copies:
+        return min(1, len(copies))
+    need = needed(unit, o)
+    said = 1
+    for start, end in copies[1:]:
+        if speech.seconds(start, end, o) < need:
+            break
+        said += 1
+    while said > 1 and speech.seconds(copies[0][0], copies[said - 1][1], o) < said * need:
+        said -= 1
+    return said
+
+
+def _spans_by_share(seg: Segment, a: int, b: int, k: int, reps: int) -> list[tuple[float, float]]:
+    """The spans of `reps` copies of k characters of `seg.text` from character a on, estimated from their share
+    of the segment's characters (a segment without word timestamps)."""
+    total = max(len(seg.text), 1)
+    span = seg.end - seg.start
+    return [
+        (seg.start + span * (a + i * k) / total, seg.start + span * min(a + (i + 1) * k, b) / total)
+        for i in range(reps)
+    ]
 
 
 @functools.cache
@@ -232,32 +257,41 @@ def _looped(repeats: int) -> re.Pattern[str]:
 
 
 def deloop(seg: Segment, o: DecodeOptions, speech: SpeechMap | None = None) -> Segment | None:
-    """Keep one occurrence of each repeated run: at the word level when the segment has words, else on the text's
-    characters (a loop "スタッフェンススタッフェンス..." inside one token). A run of backchannels with the speech under
-    it to say them all (`speech`: the file's speech map) is kept: a listener's "yeah, yeah, yeah" is speech."""
+    """A unit repeated `loop_repeats`+ times in a row keeps as many copies as the audio says (`copies_said`, at
+    least one): at the word level when the segment has words, else on the text's characters (a loop
+    "スタッフェンススタッフェンス..." inside one token). `speech`: the file's speech map."""
     if seg.words or len(seg.text.split()) >= o.loop_repeats:
         # Words, or whitespace tokens compared normalized: "멈쩍합니다. 멈쩍합니다, 멈쩍합니다." (seen at 5 dB SNR)
         # differs in its punctuation, so the text pattern below misses it.
         ps = pieces(seg)
         units = [normalize(p.text) for p in ps]
 
-        def spoken(start: int, k: int, reps: int) -> bool:
-            run = ps[start : start + k * reps]
-            text = "".join(p.text for p in run)
-            return backchannel_run(text, seg.language) and said_over(speech, run[0].start, run[-1].end, text, o)
+        def kept(start: int, k: int, reps: int) -> int:
+            copies = [(ps[start + i * k].start, ps[start + (i + 1) * k - 1].end) for i in range(reps)]
+            return copies_said(speech, copies, "".join(p.text for p in ps[start : start + k]), o)
 
         changed = False
-        while (found := _loop_span(units, o.loop_repeats, spoken)) is not None:
+        while (found := _loop_span(units, o.loop_repeats, lambda *run: kept(*run) == run[2])) is not None:
             start, k, reps = found
-            del ps[start + k : start + reps * k]
-            del units[start + k : start + reps * k]
+            keep = kept(start, k, reps)
+            del ps[start + keep * k : start + reps * k]
+            del units[start + keep * k : start + reps * k]
             changed = True
         if changed:
             return rebuild(seg, ps)
         if seg.words or backchannel_run(seg.text, seg.language):
             return seg
     text = seg.text
-    new = _looped(o.loop_repeats).sub(lambda m: m.group(1) if len(normalize(m.group(1))) >= 2 else m.group(0), text)
+
+    def keep_said(m: re.Match[str]) -> str:
+        unit = m.group(1)
+        if len(normalize(unit)) < 2:
+            return m.group(0)
+        reps = len(m.group(0)) // len(unit)
+        spans = _spans_by_share(seg, m.start(), m.end(), len(unit), reps)
+        return unit * copies_said(speech, spans, unit, o)
+
+    new = _looped(o.loop_repeats).sub(keep_said, text)
     if new == text:
         return seg
     return replace(seg, text=new.strip()) if normalize(new) else None
@@ -346,12 +380,10 @@ def unsure_on_tail(seg: Segment, speech: SpeechMap, o: DecodeOptions) -> bool:
 
 def deloop_across(prev: Segment, seg: Segment, o: DecodeOptions, speech: SpeechMap | None = None) -> Segment | None:
     """`seg` without its leading words that go on repeating the word `prev` ends with, when the run reaches
-    `loop_repeats`: a loop split across segments ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR). Backchannels
-    said over speech of their own stay (deloop)."""
+    `loop_repeats`, but for as many of them as the audio says (`copies_said`): a loop split across segments
+    ("멈쩍합니다." | "멈쩍합니다, 멈쩍합니다.", seen at 5 dB SNR)."""
     before = [normalize(p.text) for p in pieces(prev)]
     if not before or len(before[-1]) < 2:
-        return seg
-    if backchannel_run(seg.text, seg.language) and said_over(speech, seg.start, seg.end, seg.text, o):
         return seg
     reps = 0
     while reps < len(before) and before[len(before) - 1 - reps] == before[-1]:
@@ -362,24 +394,32 @@ def deloop_across(prev: Segment, seg: Segment, o: DecodeOptions, speech: SpeechM
         k += 1
     if k == 0 or reps + k < o.loop_repeats:
         return seg
-    return rebuild(seg, ps[k:]) if ps[k:] else None
+    last = pieces(prev)[-1]
+    copies = [(last.start, last.end)] + [(p.start, p.end) for p in ps[:k]]
+    keep = copies_said(speech, copies, last.text, o) - 1
+    if keep >= k:
+        return seg
+    rest = ps[:keep] + ps[k:]
+    return rebuild(seg, rest) if rest else None
 
 
 def repeats_previous(out: list[Segment], seg: Segment, speech: SpeechMap | None, o: DecodeOptions) -> bool:
-    """`seg` says the sentence (`repeat_min_chars` or more) of the segment before it again: a loop across segments,
-    dropped -- unless, with a speech map, it lies on speech of its own and is only the second time in a row.
-    Whisper, unsure, can write the previous sentence again over the next one (AMR-NB
-    ko/deeply_dancestudio_sub100110a00036: "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of speech of "면접만 보면 꼭
-    떨어지네"), and a speaker can say a sentence twice: dropping the copy would leave that speech with no text at all
-    (17 edits against 15 kept). A third time in a row is a loop whatever lies under it, but for backchannels
-    ("Yeah." "Yeah." "Yeah."), which listeners do say again and again."""
+    """`seg` says the sentence (`repeat_min_chars` or more) of the segment before it again, and the audio does not
+    say that copy (`copies_said` over the run of segments saying it, `seg` the last): a loop across segments,
+    dropped. A speaker says a sentence, a greeting or a card number's group again, each time over speech of its
+    own; Whisper also writes the previous sentence again over the next one's speech (AMR-NB
+    ko/deeply_dancestudio_sub100110a00036: "연결만 보면 꼭 나오는데" twice, the copy over the 1.8 s of "면접만 보면 꼭
+    떨어지네"), where dropping the copy would leave that speech with no text at all (17 edits against 15 kept)."""
     text = normalize(seg.text)
     if not out or len(text) < o.repeat_min_chars or normalize(out[-1].text) != text:
         return False
-    third = len(out) >= 2 and normalize(out[-2].text) == text
-    if speech is None or (third and not backchannel_run(seg.text, seg.language)):
+    run = [seg]
+    while len(run) <= len(out) and normalize(out[-len(run)].text) == text:
+        run.insert(0, out[-len(run)])
+    if speech is None:
         return True
-    return speech.own_seconds(seg.start, seg.end, o) < needed(seg.text, o)
+    own = speech.own_seconds(seg.start, seg.end, o) >= needed(seg.text, o)
+    return not own or copies_said(speech, [(s.start, s.end) for s in run], seg.text, o) < len(run)
 
 
 def clean(segments: list[Segment], speech: SpeechMap | None, o: DecodeOptions) -> list[Segment]:
