@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import Engine
 
-from sori_engine import redact_audio
+from sori_engine import redact_audio, vad
 from sori_engine.protocol import EngineError
 from sori_eval.wav import write_wav
 
@@ -51,7 +51,7 @@ def test_silence_covers_the_spans_and_keeps_the_rest(tmp_path: Path) -> None:
     params = redact_audio.parse_redact_audio(
         {"audio_path": str(src), "out_path": str(out), "tracks": [{"channel": None, "spans": [[1.0, 1.5], [2.5, 9]]}]}
     )
-    assert redact_audio.redact_audio(params) == {"duration_s": 3.0, "channels": 1}
+    assert redact_audio.redact_audio(params) == {"duration_s": 3.0, "channels": 1, "covered_s": 1.0}
     channels, got = _read(out)
     assert channels == 1 and got.shape[0] == 3 * SR
     x = got[:, 0]
@@ -129,6 +129,55 @@ def test_over_the_protocol(engine: Engine, tmp_path: Path) -> None:
     reply = engine.call(
         "redact_audio", {"audio_path": str(src), "out_path": str(out), "tracks": [{"spans": [[0.2, 0.4]]}]}
     )
-    assert reply.result == {"duration_s": 1.0, "channels": 1}
+    assert reply.result == {"duration_s": 1.0, "channels": 1, "covered_s": 0.2}
     assert np.all(_read(out)[1][int(0.2 * SR) : int(0.4 * SR)] == 0)
     assert engine.call("redact_audio", {"audio_path": str(src)}).error_code == "bad_request"
+
+
+# ------------------------------------------------------------------------------------------------ unvouched speech
+def _probs(*speech: tuple[float, float], total: float = 20.0) -> np.ndarray:
+    """A speech map (Silero's per-frame probabilities) with speech in the given stretches."""
+    probs = np.full(int(total / vad.FRAME_S), 0.02, dtype=np.float32)
+    for a, b in speech:
+        probs[int(a / vad.FRAME_S) : int(b / vad.FRAME_S)] = 0.9
+    return probs
+
+
+def test_speech_the_words_do_not_cover_beside_a_redacted_span_is_covered() -> None:
+    # "The card number is 5454," then three more groups the text lost (each 1.4 s, 0.5 s apart), then words again.
+    o = redact_audio.Unvouched()
+    groups = [(6.4 + 1.9 * i, 7.8 + 1.9 * i) for i in range(4)]
+    probs = _probs((0.5, 6.0), *groups, (15.0, 17.0))
+    words = ((0.5, 6.0), groups[0], (15.0, 17.0))
+    left = redact_audio.unvouched(probs, words, o)
+    stretches = redact_audio.speech_runs(left, o)
+    covered = redact_audio.with_unvouched(((6.15, 8.05),), stretches, left, o)
+    assert covered[0] == (6.15, 8.05)
+    assert covered[-1][0] <= groups[1][0] and covered[-1][1] >= groups[-1][1]  # the lost groups, chained
+    assert all(b <= 15.0 - o.word_edge_s for _a, b in covered)  # the words after them are not touched
+    # Without a redacted span beside it, speech the text lost stays as it is: the copy only hides redacted data.
+    assert redact_audio.with_unvouched(((1.0, 2.0),), stretches, left, o) == ((1.0, 2.0),)
+
+
+def test_a_breath_or_a_far_stretch_is_not_joined() -> None:
+    o = redact_audio.Unvouched()
+    probs = _probs((3.0, 3.064), (9.0, 10.0))  # two frames beside the span; a stretch 5 s after it
+    left = redact_audio.unvouched(probs, (), o)
+    assert redact_audio.with_unvouched(((2.0, 2.9),), redact_audio.speech_runs(left, o), left, o) == ((2.0, 2.9),)
+
+
+def test_the_copy_covers_speech_its_words_do_not_vouch_for(tmp_path: Path, testdata: Path) -> None:
+    # JFK, as if the transcript had kept only its first words (speech 0.3-2.2 s) and a redacted span at their end:
+    # the speech after it (from 3.3 s, in stretches 0.6-1.1 s apart), which no word covers, is silenced too; with
+    # every word given, only the span is.
+    src = testdata / "en" / "whisper_jfk.flac"
+    for transcribed, longer in (([[0.3, 2.4]], True), ([[0.0, 11.0]], False)):
+        out = tmp_path / f"out-{longer}.wav"
+        params = {"audio_path": str(src), "out_path": str(out), "mode": "silence"}
+        track = {"channel": None, "spans": [[1.9, 2.4]], "transcribed": transcribed}
+        result = redact_audio.redact_audio(redact_audio.parse_redact_audio({**params, "tracks": [track]}))
+        speech_after = float(vad.probabilities(_read(out)[1][:, 0])[int(2.7 / vad.FRAME_S) :].max())
+        if longer:
+            assert result["covered_s"] > 4.0 and speech_after < 0.3, result
+        else:
+            assert result["covered_s"] == pytest.approx(0.5) and speech_after > 0.9, result

@@ -118,14 +118,17 @@ export interface RedactAudioParams {
   /** A fresh spool file of the worker's; the engine refuses to overwrite a file. */
   out_path: string;
   mode: "silence" | "beep";
-  /** `channel` null: the mono downmix. Spans in seconds. */
-  tracks: { channel: number | null; spans: [number, number][] }[];
+  /** `channel` null: the mono downmix. Spans in seconds; `transcribed`: the track's words, so that the speech
+   * beside a span that no word vouches for is covered too (absent: the spans only). */
+  tracks: { channel: number | null; spans: [number, number][]; transcribed?: [number, number][] }[];
   max_duration_s: number | null;
 }
 
 export interface RedactAudioResult {
   duration_s: number;
   channels: number;
+  /** Seconds overwritten, over all tracks. */
+  covered_s: number;
 }
 
 export interface ProbeResult {

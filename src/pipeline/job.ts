@@ -4,7 +4,7 @@
 // (docs/pii.md) the utterances are redacted before insight reads them, and the insight is checked again after.
 import { insightForJob, type LlmBackend } from "../insight/index.js";
 import { recordInsightFailure, timeStage } from "../metrics/index.js";
-import type { SaidSpan } from "../pii/index.js";
+import type { SaidInAudio } from "../pii/audio.js";
 import { redactText } from "../pii/index.js";
 import { type JobResults, jobRedaction, type PipelineDeps, type PipelineInput, runPipelineSaid } from "./run.js";
 
@@ -17,8 +17,9 @@ export interface JobOutcome {
   results: JobResults & { insight?: unknown };
   /** Why insight failed, for the log and the job row (never shown to the client); null when it did not. */
   insightError: string | null;
-  /** Where the redacted spans were said, when the job asked for a redacted copy of the audio; else null. */
-  said: SaidSpan[] | null;
+  /** Where the redacted spans and the words were said, when the job asked for a redacted copy of the audio; else
+   * null. */
+  said: SaidInAudio | null;
 }
 
 export async function runJobPipeline(

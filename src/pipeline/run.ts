@@ -11,7 +11,8 @@ import type { ModelRegistry } from "../engine/models.js";
 import type { TranscribeParams } from "../engine/protocol.js";
 import { toUtterances } from "../engine/utterances.js";
 import { timeStage } from "../metrics/index.js";
-import { type Redaction, redactWithTimes, type SaidSpan } from "../pii/index.js";
+import { type SaidInAudio, transcribedSpans } from "../pii/audio.js";
+import { type Redaction, redactWithTimes } from "../pii/index.js";
 import { channelSpans, diarizedSpans, identifySpeakers, type KnownVoice, SPEAKER_OPTIONS } from "../speakers/index.js";
 import { applyTextOptions, decoderHints, needsWords } from "../text/index.js";
 import { transcribeChannels } from "./channels.js";
@@ -85,7 +86,7 @@ export async function runPipelineSaid(
   input: PipelineInput,
   deps: PipelineDeps,
   audioSeconds: number | null,
-): Promise<{ results: JobResults; said: SaidSpan[] | null }> {
+): Promise<{ results: JobResults; said: SaidInAudio | null }> {
   const redaction = jobRedaction(input.config);
   const audio = piiAudioMode(input.config) !== null;
   const recognizing = audio ? { ...input, config: { ...input.config, use_word_timestamp: true } } : input;
@@ -93,7 +94,10 @@ export async function runPipelineSaid(
   if (!redaction) return { results, said: null };
   const { utterances, said } = await timeStage("pii", () => redactWithTimes(results.utterances, redaction));
   const asked = input.config.use_word_timestamp ? utterances : utterances.map(({ words: _, ...u }) => u);
-  return { results: { utterances: asked }, said: audio ? said : null };
+  return {
+    results: { utterances: asked },
+    said: audio ? { redacted: said, transcribed: transcribedSpans(utterances) } : null,
+  };
 }
 
 /** The job's redaction, with a key of its own for the `hash` mode (kept in memory for this run only); null when the

@@ -211,4 +211,34 @@ describe("use_pii_redaction on a spoken call through sori serve", { skip: espeak
     t.diagnostic(`CER outside the spans: ${cer.toFixed(3)}`);
     assert.ok(cer <= 0.25, `CER ${cer.toFixed(3)} outside the spans: ${again}`);
   });
+
+  it("a card number read as one group said four times: every group is written, masked, and silent in the copy", async (t) => {
+    // Issue 67: the groups said again were dropped as a decoder loop, so the text kept one of them and the copy
+    // silenced only that one. espeak-ng's en-gb voice at 140 words a minute is one Whisper base writes as digits.
+    const card = path.join(path.dirname(audio), "card.wav");
+    const group = "four five three two";
+    const script = `Hello. The card number is ${[group, group, group, group].join(", ")}. Thank you, goodbye.`;
+    execFileSync("espeak-ng", ["-v", "en-gb", "-s", "140", "-w", card, script]);
+    const plain = (await transcribe({}, card)).body.results.utterances.map((u) => u.msg).join(" ");
+    t.diagnostic(`without redaction: ${plain}`);
+    const groups = (plain.match(/4\D?5\D?3\D?2/gu) ?? []).length;
+    assert.ok(groups >= 3, `the groups said again are written again: ${plain}`);
+    const { id, body } = await transcribe({ use_pii_redaction: true, pii_redaction: { audio: true } }, card);
+    const first = body.results.utterances.map((u) => u.msg).join(" ");
+    t.diagnostic(`redacted: ${first}`);
+    assert.deepEqual(digitRuns(first), [], first);
+    const r = await fetch(`${sori.url}/v1/transcribe/${id}/redacted-audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(r.status, 200);
+    const copy = path.join(path.dirname(audio), "card-redacted.wav");
+    fs.writeFileSync(copy, Buffer.from(await r.arrayBuffer()));
+    const again = (await transcribe({}, copy)).body.results.utterances.map((u) => u.msg).join(" ");
+    t.diagnostic(`the redacted audio transcribed: ${again}`);
+    assert.deepEqual(
+      digitRuns(again).flatMap((run) => run.map((u) => u.digits)),
+      [],
+      `no digit of the card is said in the copy: ${again}`,
+    );
+  });
 });

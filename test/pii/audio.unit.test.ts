@@ -6,7 +6,7 @@ import { InvalidInput } from "../../src/domain/errors.js";
 import { parseJobConfig, piiAudioMode } from "../../src/domain/jobConfig.js";
 import { PII_TYPES } from "../../src/domain/pii.js";
 import type { Utterance } from "../../src/domain/utterance.js";
-import { audioTracks, widen } from "../../src/pii/audio.js";
+import { audioTracks, transcribedSpans, widen } from "../../src/pii/audio.js";
 import { type Redaction, redactUtterances, redactWithTimes } from "../../src/pii/index.js";
 
 const R: Redaction = { types: PII_TYPES, mode: "mask", min_digits: 9, key: Buffer.alloc(32, 1) };
@@ -63,11 +63,17 @@ describe("audio tracks", () => {
     );
   });
 
-  it("the mono downmix gets every span; each channel only its own", () => {
-    const said = [
-      { spk: 0, start_ms: 1000, end_ms: 2000 },
-      { spk: 1, start_ms: 4000, end_ms: 5000 },
-    ];
+  it("the mono downmix gets every span; each channel only its own, with its own words", () => {
+    const said = {
+      redacted: [
+        { spk: 0, start_ms: 1000, end_ms: 2000 },
+        { spk: 1, start_ms: 4000, end_ms: 5000 },
+      ],
+      transcribed: [
+        { spk: 1, start_ms: 4000, end_ms: 5000 },
+        { spk: 0, start_ms: 0, end_ms: 2000 },
+      ],
+    };
     assert.deepEqual(audioTracks(said, null), [
       {
         channel: null,
@@ -75,13 +81,35 @@ describe("audio tracks", () => {
           [0.75, 2.25],
           [3.75, 5.25],
         ],
+        transcribed: [
+          [0, 2],
+          [4, 5],
+        ],
       },
     ]);
     assert.deepEqual(audioTracks(said, 3), [
-      { channel: 0, spans: [[0.75, 2.25]] },
-      { channel: 1, spans: [[3.75, 5.25]] },
-      { channel: 2, spans: [] },
+      { channel: 0, spans: [[0.75, 2.25]], transcribed: [[0, 2]] },
+      { channel: 1, spans: [[3.75, 5.25]], transcribed: [[4, 5]] },
+      { channel: 2, spans: [], transcribed: [] },
     ]);
+  });
+
+  it("the transcript vouches for each word's span, or an utterance's without words", () => {
+    const words = [
+      { start_at: 100, duration: 200, text: "my" },
+      { start_at: 400, duration: 300, text: "[CARD]" },
+    ];
+    assert.deepEqual(
+      transcribedSpans([
+        { start_at: 100, duration: 600, msg: "my [CARD]", spk: 0, lang: "en", words },
+        { start_at: 2000, duration: 500, msg: "thanks", spk: 1, lang: "en" },
+      ]),
+      [
+        { spk: 0, start_ms: 100, end_ms: 300 },
+        { spk: 0, start_ms: 400, end_ms: 700 },
+        { spk: 1, start_ms: 2000, end_ms: 2500 },
+      ],
+    );
   });
 });
 

@@ -4,14 +4,13 @@
 import fs from "node:fs";
 import type { PiiAudioMode } from "../../domain/pii.js";
 import type { Engine } from "../../engine/client.js";
-import { audioTracks } from "../../pii/audio.js";
-import type { SaidSpan } from "../../pii/index.js";
+import { audioTracks, type SaidInAudio } from "../../pii/audio.js";
 import type { BlobStore } from "../../storage/blobs/index.js";
 import { spoolPath } from "../../storage/blobs/spool.js";
 
 export interface RedactedAudioInput {
   audioPath: string;
-  said: readonly SaidSpan[];
+  said: SaidInAudio;
   mode: PiiAudioMode;
   /** use_multi_channel: a channel per party, each covered at its own spans; otherwise the mono downmix. */
   multiChannel: boolean;

@@ -55,7 +55,7 @@ export function transcribeTask(deps: TaskDeps): TaskDefinition {
               }),
             )
           : null;
-      if (redactedKey) log.info({ spans: said?.length ?? 0 }, "redacted audio stored");
+      if (redactedKey) log.info({ spans: said?.redacted.length ?? 0 }, "redacted audio stored");
       const refinable = config.refine.enabled && deps.refiner !== null;
       return {
         results: {
