@@ -11,7 +11,8 @@ overrides an engine constant. Conditions:
 
     clean        the clip as it is
     tail-*       non-speech appended after the speech: digital silence (5 s), room tone (3 s), phone-line hiss
-                 (3 s), clicks (2 s), a breath (1.5 s); head-* the same prepended (hiss 2 s, room tone 0.5 s)
+                 (3 s), clicks (2 s), a breath (1.5 s), music (8 s: hold music); head-* the same prepended
+                 (hiss 2 s, room tone 0.5 s)
     nb8k         8 kHz 16-bit PCM wav (a call recording); ulaw8k 8 kHz mu-law wav; amr AMR-NB 12.2 kbit/s
     amr+hiss     AMR-NB with 3 s of line hiss appended (a call that ends before the recording does)
     snr10/snr5   white noise over the whole clip at 10 / 5 dB SNR
@@ -20,7 +21,8 @@ Synthetic non-speech, seeded (numpy default_rng(0)), its level relative to the c
 re speech"), as on a real line where the noise rises and falls with the call's gain: room tone = pink noise at -35
 dB; line hiss = white noise band-passed to 300-3400 Hz at -20 dB plus a 50 Hz hum at -30 dB; clicks = three 2 ms
 impulses at +6 dB on -60 dB noise; breath = noise band-passed to 400-2500 Hz under a 0.8 s raised-cosine envelope,
-peak -6 dB, on room tone.
+peak -6 dB, on room tone; music = a seeded melody of plucked notes (a fundamental of 196-523 Hz and four harmonics, a
+note every 0.25-0.5 s, decaying) over a held chord a fifth and an octave below, at -6 dB.
 
 Per condition and language:
     CER     normalized character error rate (NFKC, lower case, no spaces/punctuation/symbols; bench/models.py's)
@@ -40,6 +42,13 @@ speech shows as lost words. `--audio-dir DIR` adds every .wav of DIR (no referen
 clean condition, language `--audio-lang`:
 
     .venv/bin/python bench/robustness.py --model whisper --langs "" --audio-dir DIR   # meetings: lost / invented
+
+With `--repeats DIR` (../repeats, bench/corpora/build_repeats.py: real speech with one unit said several times), each
+file is transcribed by sori and by the plain script, and each split (tune / held) gets the copies said, the copies
+each wrote (the normal form's length over the unit's: digits only for the digit files) and the copies lost and
+added against the said count, beside both CERs:
+
+    flock ~/.sori-bench.lock .venv/bin/python bench/robustness.py --langs "" --repeats ../repeats
 
 Run from the repository root; `--engine-root` puts that checkout's engine/ first on sys.path, so "before" is
 today's main and "after" this tree, with the same models and inputs:
@@ -79,7 +88,7 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 from sori_engine import models, transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
-from sori_eval.scoring import chars, inserted, words  # noqa: E402  (the one normal form; the hallucination count)
+from sori_eval.scoring import chars, edit_distance, inserted, words  # noqa: E402  (the one normal form; the hallucination count)
 from sori_eval.testdata import TESTDATA, clips  # noqa: E402
 
 
@@ -152,6 +161,24 @@ def breath(seconds: float, rng: np.random.Generator) -> np.ndarray:
     return x
 
 
+def music(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    n = int(seconds * SR)
+    t = np.arange(n) / SR
+    x = np.zeros(n)
+    root = float(rng.choice([196.0, 220.0, 261.6]))
+    for f in (root / 2, root * 0.75):  # the held chord under the tune
+        x += 0.3 * np.sin(2 * np.pi * f * t)
+    at = 0
+    while at < n:
+        length = int(rng.uniform(0.25, 0.5) * SR)
+        f = root * 2 ** (int(rng.integers(0, 12)) / 12)
+        k = np.arange(min(length, n - at)) / SR
+        note = sum(np.sin(2 * np.pi * f * h * k) / h for h in range(1, 6)) * np.exp(-k * 6)
+        x[at : at + note.size] += note
+        at += length
+    return _at(x, -6)
+
+
 def add_noise(x: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
     p = float(np.mean(x**2))
     return (x + rng.standard_normal(x.size).astype(np.float32) * np.sqrt(p / 10 ** (snr_db / 10))).astype(np.float32)
@@ -191,7 +218,7 @@ def build(condition: str, x: np.ndarray, path: Path) -> Path:
     rng = np.random.default_rng(RNG_SEED)
     SPEECH_RMS = float(np.sqrt(np.mean(x**2)))
     tails = {"tail-silence5": (silence, 5.0), "tail-room3": (room_tone, 3.0), "tail-hiss3": (line_hiss, 3.0),
-             "tail-click2": (clicks, 2.0), "tail-breath1.5": (breath, 1.5)}
+             "tail-click2": (clicks, 2.0), "tail-breath1.5": (breath, 1.5), "tail-music8": (music, 8.0)}
     heads = {"head-hiss2": (line_hiss, 2.0), "head-room0.5": (room_tone, 0.5)}
     if condition == "clean":
         return write_wav(path, x)
@@ -214,8 +241,8 @@ def build(condition: str, x: np.ndarray, path: Path) -> Path:
     raise SystemExit(f"unknown condition {condition}")
 
 
-CONDITIONS = ["clean", "tail-silence5", "tail-room3", "tail-hiss3", "tail-click2", "tail-breath1.5", "head-hiss2",
-              "head-room0.5", "nb8k", "ulaw8k", "amr", "amr+hiss", "snr10", "snr5"]
+CONDITIONS = ["clean", "tail-silence5", "tail-room3", "tail-hiss3", "tail-click2", "tail-breath1.5", "tail-music8",
+              "head-hiss2", "head-room0.5", "nb8k", "ulaw8k", "amr", "amr+hiss", "snr10", "snr5"]
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -274,6 +301,7 @@ def main() -> None:
                     help="also run the plain faster-whisper script; print words lost / invented against it per file")
     ap.add_argument("--audio-dir", default=None, help="also every .wav here, clean only, against the plain script")
     ap.add_argument("--audio-lang", default="en", help="language of --audio-dir's files")
+    ap.add_argument("--repeats", default=None, help="a folder of build_repeats.py: copies said against written")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="override a decoding option, e.g. phone_vad_threshold=0.5 (repeatable)")
     ap.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
@@ -291,7 +319,9 @@ def main() -> None:
         wanted = args.files.split(",")
         rows = [r for r in manifest(["ko", "ja", "en"], None, 1e9) if r["local_file"] in wanted]
     conditions = args.conditions.split(",")
-    langs_asked = {r["lang"] for r in rows} | ({args.audio_lang} if args.audio_dir else set())
+    said_again = repeat_rows(Path(args.repeats)) if args.repeats else []
+    langs_asked = ({r["lang"] for r in rows} | ({args.audio_lang} if args.audio_dir else set())
+                   | {r["lang"] for r in said_again})
     requests = service_requests(args, sorted(langs_asked))
     for req in requests.values():
         req["model"] = {**req["model"], "decode": decode_options}
@@ -347,6 +377,8 @@ def main() -> None:
                 hyp = " ".join(s.text.strip() for s in out.segments)
                 results.append({"condition": "audio-dir", "file": str(path), "hyp": hyp,
                                 **against_plain("audio-dir", path.name, path, req, hyp, lost_total)})
+        if said_again:
+            results += repeats(Path(args.repeats), said_again, requests)
     print()
     if table:
         print_markdown(table, langs)
@@ -358,6 +390,63 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"settings": settings, "table": table, "files": results},
                                                       ensure_ascii=False, indent=1))
+
+
+# ------------------------------------------------------------------------------------------------ repeats
+DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())}
+
+
+def repeat_rows(folder: Path) -> list[dict]:
+    lines = (folder / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()
+    return [dict(zip(lines[0].split("\t"), line.split("\t"), strict=True)) for line in lines[1:]]
+
+
+def repeat_units(text: str, digits: bool) -> str:
+    """What copies are counted in: the digits (number words read as digits), or the normal form's characters."""
+    if digits:
+        return "".join(DIGIT_WORDS.get(w, "".join(ch for ch in w if ch.isdigit())) for w in words(text))
+    return chars(text)
+
+
+def repeats(folder: Path, rows: list[dict], requests: dict) -> list[dict]:
+    """Each file of a build_repeats.py folder by sori and by the plain script: copies said, written, lost, added."""
+    out = []
+    acc: dict[str, dict] = {}
+    for r in rows:
+        path = folder / r["file"]
+        req = parse_transcribe({**requests[r["lang"]], "audio_path": str(path)})
+        hyp = " ".join(s.text.strip() for s in transcriber.transcribe(req, lambda _f: None).segments)
+        if "model" not in _PLAIN_MODEL:
+            _PLAIN_MODEL["model"] = models.get_model(req.model).whisper
+        segments, _ = _PLAIN_MODEL["model"].transcribe(str(path), language=req.language,
+                                                       beam_size=req.model.beam_size, vad_filter=True)
+        plain = " ".join(s.text.strip() for s in segments)
+        digits = r["file"].startswith("digits_")
+        ref, unit = repeat_units(r["reference"], digits), repeat_units(r["unit"], digits)
+        said = round(len(ref) / len(unit))
+        row = {"condition": "repeats", "file": r["file"], "split": r["split"], "said": said, "hyp": hyp,
+               "plain": plain}
+        a = acc.setdefault(f"{r['lang']} {r['split']}", {k: 0 for k in ("files", "said", "chars", "sori_edits",
+                                                                       "plain_edits")})
+        a["files"] += 1
+        a["said"] += said
+        a["chars"] += len(ref)
+        for who, text in (("sori", hyp), ("plain", plain)):
+            got = round(len(repeat_units(text, digits)) / len(unit))
+            row[who] = text
+            row[f"{who}_copies"] = got
+            a[f"{who}_lost"] = a.get(f"{who}_lost", 0) + max(0, said - got)
+            a[f"{who}_added"] = a.get(f"{who}_added", 0) + max(0, got - said)
+            a[f"{who}_edits"] += edit_distance(ref, repeat_units(text, digits))
+        print(f"    {r['file']} said {said} sori {row['sori_copies']} plain {row['plain_copies']}: {hyp}", flush=True)
+        out.append(row)
+    print("\n| set | files | copies said | sori lost / added | plain lost / added | sori CER | plain CER |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for key, a in sorted(acc.items()):
+        print(f"| {key} | {a['files']} | {a['said']} | {a['sori_lost']} / {a['sori_added']} | "
+              f"{a['plain_lost']} / {a['plain_added']} | {100 * a['sori_edits'] / a['chars']:.1f} % | "
+              f"{100 * a['plain_edits'] / a['chars']:.1f} % |")
+    return out
 
 
 def lost_and_invented(plain: list[str], sori: list[str]) -> tuple[int, int]:
