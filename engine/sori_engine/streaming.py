@@ -83,20 +83,21 @@ def parse_open(params: Mapping[str, Any]) -> OpenParams:
 
 
 class Resampler:
-    """A stream's PCM (s16 mono at its rate) to 16 kHz s16, chunk by chunk. libsoxr (the soxr package), not
-    FFmpeg's swresample: the engine never loads FFmpeg (media/sandbox.py); 16 kHz input passes through untouched.
-    Medium quality (16-bit precision, which s16 is): it holds back 26 ms at 8 kHz until the next chunk, where high
-    quality held 66 ms, and end-pointing waits for what it holds."""
+    """A stream's PCM (s16 mono at its rate) to 16 kHz float32 in [-1, 1), chunk by chunk. libsoxr (the soxr
+    package), not FFmpeg's swresample: the engine never loads FFmpeg (media/sandbox.py). In float32, so that the
+    output does not depend on how the stream was cut into chunks (soxr's int16 output is requantized per chunk:
+    off by up to 2 LSB); 16 kHz input passes through untouched. Medium quality: it holds back 26 ms at 8 kHz until
+    the next chunk, where high quality held 66 ms, and end-pointing waits for what it holds."""
 
     def __init__(self, rate: int) -> None:
-        self.stream = (
-            None if rate == SAMPLE_RATE else soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="int16", quality="MQ")
-        )
+        self.stream = None if rate == SAMPLE_RATE else soxr.ResampleStream(rate, SAMPLE_RATE, 1, quality="MQ")
 
-    def resample(self, samples: np.ndarray, last: bool) -> np.ndarray:
+    def resample(self, pcm: bytes, last: bool) -> np.ndarray:
+        samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) * np.float32(1.0 / 32768.0)
         if self.stream is None:
             return samples
-        return self.stream.resample_chunk(samples, last=last)
+        out = np.asarray(self.stream.resample_chunk(samples, last=last), dtype=np.float32)
+        return np.clip(out, -1.0, 1.0 - 1.0 / 32768.0, out=out)  # the filter's overshoot, as s16 clipped it
 
 
 @dataclass
@@ -136,12 +137,11 @@ class Session:
 
     def append(self, pcm: bytes, flush: bool) -> None:
         """Resample `pcm` (s16le mono at the session's rate) to 16 kHz and score the new full frames."""
-        resampled = self.resampler.resample(np.frombuffer(pcm, dtype="<i2"), flush)
+        new = self.resampler.resample(pcm, flush)
         if flush:  # the resampler holds a few ms back until it sees what follows
             self.resampler = Resampler(self.params.sample_rate)
-        if resampled.size == 0:
+        if new.size == 0:
             return
-        new = resampled.astype(np.float32) * (1.0 / 32768.0)
         self.audio = np.concatenate([self.audio, new])
         self.received += new.shape[0]
         scored = self.probs.size
