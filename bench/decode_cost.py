@@ -132,23 +132,81 @@ def main() -> None:
     c, w = measure(lambda: sandbox.probe(files["wav"], plain), args.repeat)
     print(f"probe (one decode process, headers only): {c:.3f} CPU s, {w:.3f} s wall")
     if args.transcribe:
-        from sori_engine import transcriber
-        from sori_engine.protocol import ModelConfig, TranscribeParams
+        transcribe_both(files["wav"], args.repeat)
 
-        model = ModelConfig(
-            path=str(ROOT / "models" / "whisper-base"),
-            device="cpu",
-            compute_type="int8",
-            beam_size=5,
+
+def transcribe_both(wav: str, repeat: int) -> None:
+    """One transcription of the wav (whisper-base int8, beam 5, in this process), with the audio read as before
+    (PyAV in this process: audio.stream and audio.probe_or_none swapped for in-process versions) and as now (decode
+    processes), interleaved, `repeat` times each; prints the medians and the decode processes a job starts."""
+    import av
+    from sori_engine import transcriber
+    from sori_engine.protocol import ModelConfig, ProbeResult, TranscribeParams
+
+    def stream_here(
+        path: str, max_duration_s: float | None = None, channel: int | None = None
+    ):  # type: ignore[no-untyped-def]
+        resampler = av.AudioResampler(
+            format="s16", layout="mono", rate=audio.SAMPLE_RATE
         )
-        params = TranscribeParams(
-            audio_path=files["wav"], model=model, language_mode="fixed", language="ko"
-        )
-        transcriber.transcribe(params, lambda _f: None)  # loads the model
-        c, w = measure(lambda: transcriber.transcribe(params, lambda _f: None), 1)
-        print(
-            f"transcription of the wav (whisper-base int8, beam 5, with its probe and decode processes): {c:.2f} CPU s"
-        )
+        with av.open(path, metadata_errors="ignore") as c:
+            frames = child._skip_invalid(c.decode(c.streams.audio[0]), av)
+            for frame in child._resample(child._group(frames, av), resampler):
+                block = frame.to_ndarray()[0].astype(np.float32)
+                block *= 1.0 / 32768.0
+                yield block
+
+    def probe_here(path: str) -> ProbeResult:
+        with av.open(path, metadata_errors="ignore") as c:
+            s = c.streams.audio[0]
+            d = c.duration / av.time_base if c.duration is not None else None
+            return ProbeResult(
+                c.format.name,
+                s.codec_context.name,
+                d,
+                s.codec_context.channels,
+                s.sample_rate,
+            )
+
+    model = ModelConfig(
+        path=str(ROOT / "models" / "whisper-base"),
+        device="cpu",
+        compute_type="int8",
+        beam_size=5,
+    )
+    params = TranscribeParams(
+        audio_path=wav, model=model, language_mode="fixed", language="ko"
+    )
+    started = [0]
+    real_init = sandbox.DecodeProcess.__init__
+
+    def counting_init(self, *a, **k):  # type: ignore[no-untyped-def]
+        started[0] += 1
+        real_init(self, *a, **k)
+
+    sandbox.DecodeProcess.__init__ = counting_init  # type: ignore[method-assign]
+    now = (audio.stream, audio.probe_or_none)
+    before_stream, before_probe = stream_here, probe_here
+    transcriber.transcribe(params, lambda _f: None)  # loads the model
+    cpus: dict[str, list[float]] = {"before": [], "now": []}
+    texts = set()
+    for _ in range(repeat):
+        for way in ("before", "now"):
+            audio.stream, audio.probe_or_none = (
+                (before_stream, before_probe) if way == "before" else now
+            )
+            started[0] = 0
+            c0 = cpu()
+            result = transcriber.transcribe(params, lambda _f: None)
+            cpus[way].append(cpu() - c0)
+            texts.add("".join(seg.text for seg in result.segments))
+            if way == "now":
+                per_job = started[0]
+    b, n = statistics.median(cpus["before"]), statistics.median(cpus["now"])
+    print(
+        f"transcription of the wav (whisper-base int8, beam 5), median of {repeat}: PyAV in the engine {b:.2f} CPU s, "
+        f"decode processes {n:.2f} CPU s ({per_job} a job): {100 * (n - b) / b:+.1f} %; same text: {len(texts) == 1}"
+    )
 
 
 def in_process_array(path: str) -> np.ndarray:

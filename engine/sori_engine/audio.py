@@ -16,7 +16,7 @@ protocol needs:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,7 +32,10 @@ T = TypeVar("T")
 def probe(path: str) -> ProbeResult:
     """What the container declares about its first audio stream (audio_decode_failed when it has none, or when
     the file is not one of the accepted formats and codecs)."""
-    info = sandbox.probe(path)
+    return _result(sandbox.probe(path))
+
+
+def _result(info: dict[str, Any]) -> ProbeResult:
     return ProbeResult(
         format=info["format"],
         codec=info["codec"],
@@ -61,9 +64,10 @@ def measure(path: str, max_duration_s: float | None = None) -> float:
 
 
 def probe_or_none(path: str) -> ProbeResult | None:
-    """`probe`, or None where the container cannot be read: the decoder then gives the precise error."""
+    """`probe`, or None where the container cannot be read: the decoder then gives the precise error. The probe's
+    decode process is kept for the file's next `stream` (a transcription's), so that one process does both."""
     try:
-        return probe(path)
+        return _result(sandbox.probe(path, keep=True))
     except EngineError:
         return None
 

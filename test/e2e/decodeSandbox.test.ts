@@ -29,14 +29,14 @@ function descendants(root: number): number[] {
   return found;
 }
 
-/** The decode processes (the Python child, not a bubblewrap around it) under `root` that stream a file of `size`
- * bytes. */
+/** The decode processes (the Python child, not a bubblewrap around it) under `root` reading a file of `size`
+ * bytes (a transcription's one process: it probes, then decodes). */
 function streamingDecodes(root: number, size: number): number[] {
   return descendants(root).filter((pid) => {
     try {
       const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
       if (!argv.some((a) => a.endsWith("media/child.py")) || argv[0]!.includes("bwrap")) return false;
-      return JSON.parse(argv.at(-1)!).mode === "stream" && fs.statSync(`/proc/${pid}/fd/3`).size === size;
+      return fs.statSync(`/proc/${pid}/fd/3`).size === size;
     } catch {
       return false;
     }

@@ -9,6 +9,9 @@ stdout is a pipe of framed messages (`FRAME`: a kind byte and a payload length, 
   E  the failure, JSON {"code", "message"}; the process then exits 2
   D  the end, JSON {"samples"}; the process then exits 0
 
+After H it waits for one line on stdin: `{"channel": int|null, "max_samples": int|null}` to decode, or the end of
+stdin to stop there (a probe alone). So one process serves a transcription's probe and then its decode pass.
+
 Before it reads a byte of the input the process confines itself: it loads everything it will need (PyAV's modules,
 exercised on a few samples of silence made here), sets its rlimits (CPU time, address space, no new file
 descriptor, no file written, no new process), asks for SIGKILL when the engine dies, and loads a seccomp filter
@@ -196,10 +199,12 @@ def run(cfg: dict[str, Any], av: Any, held: dict[str, Any]) -> int:
                 "sandbox": held,
             },
         )
-        if cfg["mode"] == "probe":
+        go = sys.stdin.buffer.readline()  # the engine's go-ahead, or the end of stdin
+        if not go:
             send_json(b"D", {"samples": 0})
             return 0
-        channel = cfg.get("channel")
+        ask = json.loads(go)
+        channel = ask.get("channel")
         if channel is not None and not 0 <= channel < max(channels, 1):
             raise Refused("bad_request", f"channel {channel} does not exist: the audio has {channels} channel(s)")
         # With a channel, keep the input's layout (None) in planar s16 and send that plane; else let FFmpeg downmix
@@ -208,7 +213,7 @@ def run(cfg: dict[str, Any], av: Any, held: dict[str, Any]) -> int:
             resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
         else:
             resampler = av.AudioResampler(format="s16p", layout=None, rate=SAMPLE_RATE)
-        limit = cfg.get("max_samples")
+        limit = ask.get("max_samples")
         total = 0
         try:
             for frame in _resample(_group(_skip_invalid(container.decode(stream), av), av), resampler):

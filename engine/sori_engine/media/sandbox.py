@@ -19,6 +19,7 @@ The engine's side, here:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import json
@@ -30,6 +31,7 @@ import signal
 import site
 import subprocess
 import sys
+import threading
 import time
 import types
 from collections.abc import Iterator, Mapping
@@ -172,10 +174,7 @@ class DecodeProcess:
     def __init__(
         self,
         path: str,
-        mode: str,
         limits: DecodeLimits,
-        channel: int | None = None,
-        max_samples: int | None = None,
     ) -> None:
         self.path = path
         self.limits = limits
@@ -189,11 +188,8 @@ class DecodeProcess:
         except OSError as e:
             raise EngineError(AUDIO_DECODE_FAILED, f"cannot read {path}: {e}") from e
         cfg = {
-            "mode": mode,
             "format": fmt,
             "codecs": ALLOWED_CODECS[fmt],
-            "channel": channel,
-            "max_samples": max_samples,
             "input_fd": fd,
             "cpu_s": limits.cpu_s,
             "memory_bytes": limits.memory_bytes,
@@ -203,7 +199,7 @@ class DecodeProcess:
         try:
             self.proc = subprocess.Popen(
                 [*wrap, sys.executable, "-I", str(CHILD), json.dumps(cfg)],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 pass_fds=(fd,),
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},  # nothing of the engine's
@@ -215,6 +211,30 @@ class DecodeProcess:
         assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
         self._buf = bytearray()
+
+    def header(self) -> dict[str, Any]:
+        """The H message: the probe."""
+        kind, payload = self.next()
+        if kind != b"H":
+            self.kill()
+            raise self._failed("the decode process sent malformed output")
+        info: dict[str, Any] = json.loads(payload)
+        info["format"] = FAMILY.get(info["format"], info["format"])
+        _note_confinement(info.get("sandbox"))
+        return info
+
+    def go(self, channel: int | None, max_samples: int | None) -> None:
+        """Tells the process (after its header) to decode: that channel alone or the downmix, at most that much."""
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it died: its pipe says so at the next read
+            self.proc.stdin.write((json.dumps({"channel": channel, "max_samples": max_samples}) + "\n").encode())
+            self.proc.stdin.close()
+
+    def stop(self) -> None:
+        """Tells the process (after its header) that the probe was all: it sends its end and exits."""
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
 
     def _read(self, n: int) -> bytes | None:
         """`n` bytes, or None at EOF; waits at most stall_s for each read."""
@@ -298,20 +318,27 @@ class DecodeProcess:
     def close(self) -> None:
         self.kill()
         self.reap()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None and not pipe.closed:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
 
 
-def probe(path: str, limits: DecodeLimits | None = None) -> dict[str, Any]:
-    """The container's probe (H message), from a process that reads no further than the stream headers."""
-    p = DecodeProcess(path, "probe", limits or default_limits())
+def probe(path: str, limits: DecodeLimits | None = None, keep: bool = False) -> dict[str, Any]:
+    """The container's probe (H message), from a process that has read no further than the stream headers. With
+    `keep`, the process is kept, waiting, for the next `stream` of the same file (a transcription probes, then
+    decodes: one process start, not two); else it is told to stop."""
+    p = DecodeProcess(path, limits or default_limits())
     try:
-        kind, payload = p.next()
-        if kind != b"H":
-            raise p._failed("the decode process sent malformed output")
-        info: dict[str, Any] = json.loads(payload)
-        info["format"] = FAMILY.get(info["format"], info["format"])
-        _note_confinement(info.get("sandbox"))
+        info = p.header()
+    except BaseException:
+        p.close()
+        raise
+    if keep:
+        _park(path, p, info)
+        return info
+    try:
+        p.stop()
         p.next()  # D: the process ends by itself
         return info
     finally:
@@ -324,18 +351,19 @@ def stream(
     channel: int | None = None,
     limits: DecodeLimits | None = None,
 ) -> Iterator[np.ndarray]:
-    """The file's audio as 16 kHz float32 blocks, decoded by a decode process (audio.stream's contract). The process
-    is killed when the caller stops reading (the generator closed) and on any failure."""
+    """The file's audio as 16 kHz float32 blocks, decoded by a decode process (audio.stream's contract): the one a
+    `probe(keep=True)` of this file left waiting, or a new one. The process is killed when the caller stops reading
+    (the generator closed) and on any failure."""
     lim = limits or default_limits()
     bound = max_duration_s if max_duration_s is not None else lim.max_output_s
     limit = int(bound * SAMPLE_RATE)
-    p = DecodeProcess(path, "stream", lim, channel, max_samples=limit)
+    kept = _claim(path) if limits is None else None
+    p = kept or DecodeProcess(path, lim)
     total = 0
     try:
-        kind, payload = p.next()
-        if kind != b"H":
-            raise p._failed("the decode process sent malformed output")
-        _note_confinement(json.loads(payload).get("sandbox"))
+        if kept is None:
+            p.header()
+        p.go(channel, limit)
         while True:
             kind, payload = p.next()
             if kind == b"D":
@@ -356,6 +384,33 @@ def stream(
         raise
     finally:
         p.close()
+
+
+# Processes a probe left waiting for their file's decode pass: (path, process, when). Few, and short-lived: one
+# not claimed within KEEP_S (its request failed between the probe and the decode) is closed at the next park.
+_kept: list[tuple[str, DecodeProcess, float]] = []
+_kept_lock = threading.Lock()
+KEEP_S = 60.0
+KEEP_MAX = 16
+
+
+def _park(path: str, p: DecodeProcess, info: dict[str, Any]) -> None:
+    now = time.monotonic()
+    with _kept_lock:
+        stale = [k for k in _kept if now - k[2] > KEEP_S]
+        stale += _kept[: max(0, len(_kept) - len(stale) - KEEP_MAX + 1)]
+        _kept[:] = [k for k in _kept if k not in stale] + [(path, p, now)]
+    for _path, old, _t in stale:
+        old.close()
+
+
+def _claim(path: str) -> DecodeProcess | None:
+    with _kept_lock:
+        for k in _kept:
+            if k[0] == path:
+                _kept.remove(k)
+                return k[1]
+    return None
 
 
 def _too_long(bound: float, max_duration_s: float | None, detail: str) -> EngineError:
