@@ -2,13 +2,35 @@
 // serve`, a decode process killed in the middle of a file fails that job H0010, at once and for good, while another
 // job on the same engine completes; the service answers throughout and its engine never maps FFmpeg.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { joinClips } from "../helpers/joinClips.js";
-import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+
+const PYTHON = path.join(ROOT, ".venv/bin/python");
+// One short file per accepted format (test/audio/make_fixtures.py).
+const SIX = [
+  "wav_s16_16k_mono.wav",
+  "flac_s16_48k_stereo.flac",
+  "mp3_44k1_mono.mp3",
+  "m4a_aac_44k1_stereo.m4a",
+  "amr_nb_8k.amr",
+  "mp4_aac_h264_video.mp4",
+];
+// Seeded mutations of a file (engine/sori_eval/mutate.py, the engine tests' and bench/fuzz_decode.py's own).
+const MUTATE = [
+  "import sys",
+  "from pathlib import Path",
+  "from sori_eval.mutate import mutations",
+  "src, out, seed, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])",
+  "for i, b in enumerate(mutations(src.read_bytes(), seed, n)):",
+  "    p = out / f'{src.stem}-{i}{src.suffix}'",
+  "    p.write_bytes(b)",
+  "    print(p)",
+].join("\n");
 
 /** Every process under `root` (children, grandchildren...). */
 function descendants(root: number): number[] {
@@ -112,5 +134,65 @@ describe("a decode process killed mid-file", { timeout: 600_000 }, () => {
     assert.equal((await read(sori.url, token, victim)).status, 200);
     assert.ok(engines.length >= 1);
     for (const e of engines) assert.equal(ffmpegMapped(e), false, `engine ${e} maps FFmpeg`);
+  });
+});
+
+describe("mutated uploads through the service", { timeout: 600_000 }, () => {
+  const dirs: string[] = [];
+  let sori: SoriProcess | undefined;
+  after(async () => {
+    await sori?.stop("SIGKILL");
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it("each ends in a 4xx at submit or a job completed or failed with a code; the service answers throughout", async (t) => {
+    const work = tempDataDir();
+    dirs.push(work);
+    const fx = JSON.parse(
+      execFileSync(PYTHON, [path.join(ROOT, "test/audio/make_fixtures.py"), work, TESTDATA], { encoding: "utf8" }),
+    ) as Record<string, string>;
+    const files = SIX.flatMap((name) =>
+      execFileSync(PYTHON, ["-c", MUTATE, fx[name]!, work, `e2e-${name}`, "3"], {
+        cwd: path.join(ROOT, "engine"),
+        encoding: "utf8",
+      })
+        .trim()
+        .split("\n"),
+    );
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const env = { SORI_DATA_DIR: dataDir, SORI_PORT: "0", SORI_POLL_MS: "100", SORI_DEFAULT_MAX_CONCURRENT: "100" };
+    const c = createClient(env);
+    const server = await startSori("serve", env);
+    sori = server;
+    const token = await authenticate(server.url, c.client_id, c.client_secret);
+    const ends: Record<string, number> = {};
+    const jobs: string[] = [];
+    for (const f of files) {
+      const r = await submit(server.url, token, f, { language: "ko" });
+      if (r.status === 200) jobs.push(String(r.body.id));
+      else {
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        assert.equal(r.body.code, "H0010", JSON.stringify(r.body));
+        ends["400 H0010"] = (ends["400 H0010"] ?? 0) + 1;
+      }
+    }
+    for (const id of jobs) {
+      const body = await waitFinal(server.url, token, id);
+      const end = body.status === "failed" ? `failed ${body.error.code}` : body.status;
+      assert.ok(["completed", "failed H0010", "failed H0006"].includes(end), JSON.stringify(body));
+      ends[end] = (ends[end] ?? 0) + 1;
+      const health = await fetch(`${server.url}/healthz`);
+      assert.equal(health.status, 200);
+    }
+    t.diagnostic(`ends: ${JSON.stringify(ends)}`);
+    assert.equal(files.length, 18);
+    assert.ok((ends.completed ?? 0) > 0, JSON.stringify(ends));
+    // Each job was started once: a bad file's failure is final (no retry), and no engine crashed.
+    for (const id of jobs) {
+      const starts = server.logs.filter((l) => l.includes('"job started"') && l.includes(id));
+      assert.equal(starts.length, 1, starts.join("\n"));
+    }
+    assert.ok(!server.logs.some((l) => l.includes("engine_crashed")));
   });
 });
