@@ -257,6 +257,14 @@ def test_a_decode_process_over_its_memory_limit_fails_with_a_code(fixtures: dict
     assert "decode process" in caught.value.message
 
 
+def test_a_decode_process_over_its_cpu_limit_fails_with_a_code(fixtures: dict[str, str]) -> None:
+    limits = replace(sandbox.default_limits(), cpu_s=0, namespaces=False)  # SIGXCPU at once
+    with pytest.raises(EngineError) as caught:
+        list(sandbox.stream(fixtures["mp3_44k1_mono.mp3"], None, None, limits))
+    assert caught.value.code == AUDIO_DECODE_FAILED
+    assert "the decode process hit its CPU time limit" in caught.value.message
+
+
 def test_formats_off_the_allow_list_are_refused_before_any_process(testdata: Path) -> None:
     for name in ("picovoice_leopard_test_ko.ogg", "picovoice_leopard_test_ko.webm"):
         with pytest.raises(EngineError) as caught:
