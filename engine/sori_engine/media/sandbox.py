@@ -71,8 +71,8 @@ class DecodeLimits:
     uses no CPU and is not counted: the engine is not waiting then); the output length is the request's
     max_duration_s, or `max_output_s` when it sets none."""
 
-    cpu_s: int = 600  # a 4 h AAC file decodes in about 40 CPU s here
-    memory_bytes: int = 1 << 30  # address space; a decode process maps about 300 MB of it
+    cpu_s: int = 600  # a 4 h AAC file decodes in about 9 CPU s here (60 s: 0.036 s; docs/performance.md)
+    memory_bytes: int = 1 << 30  # address space; Python with PyAV loaded maps about 120 MB of it
     stall_s: float = 60.0
     max_output_s: float = 4 * 3600.0  # the spec's 4-hour bound
     namespaces: bool = True  # bubblewrap when it works here
