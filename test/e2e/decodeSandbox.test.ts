@@ -134,6 +134,7 @@ describe("a decode process killed mid-file", { timeout: 600_000 }, () => {
     assert.equal((await read(sori.url, token, victim)).status, 200);
     assert.ok(engines.length >= 1);
     for (const e of engines) assert.equal(ffmpegMapped(e), false, `engine ${e} maps FFmpeg`);
+    assert.equal(ffmpegMapped(sori.child.pid!), false, "the API and worker process maps FFmpeg");
   });
 });
 
