@@ -11,11 +11,12 @@
 # fetch, and no layer keeps it:  --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt
 ARG BASE_IMAGE=debian:bookworm-slim
 
-# ---- the OS layer every stage shares: Python 3.11 for the engine, tini as PID 1 -------------------------------------
+# ---- the OS layer every stage shares: Python 3.11 for the engine, tini as PID 1, libseccomp2 for the decode
+# processes' seccomp filter (docs/security.md, "Untrusted media") -----------------------------------------------------
 FROM ${BASE_IMAGE} AS os
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 ca-certificates libgomp1 libstdc++6 tini \
+ && apt-get install -y --no-install-recommends python3 ca-certificates libgomp1 libstdc++6 libseccomp2 tini \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 
 FROM os AS builder

@@ -23,8 +23,8 @@ from typing import Any, BinaryIO
 
 from . import __version__
 
-# protocol.py imports only the standard library; the heavy modules (av, faster_whisper) are imported after stdout
-# is claimed.
+# protocol.py imports only the standard library; the heavy modules (faster_whisper, CTranslate2) are imported after
+# stdout is claimed.
 from .protocol import (
     INTERNAL,
     EngineError,
@@ -82,7 +82,11 @@ def main() -> int:
     limit_blas_threads()
     protocol_out = _claim_stdout()
     _setup_logging()
-    # Load faster-whisper, CTranslate2 and PyAV before announcing ready, so the first request is not slowed by them.
+    # FFmpeg (PyAV) is never loaded here: untrusted media is decoded in a short-lived process per file.
+    from .media.sandbox import keep_ffmpeg_out
+
+    keep_ffmpeg_out()
+    # Load faster-whisper and CTranslate2 before announcing ready, so the first request is not slowed by them.
     from . import audio, models, transcriber  # noqa: F401
     from .scheduler import SchedulerOptions
 

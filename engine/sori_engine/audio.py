@@ -1,70 +1,48 @@
-"""Probe and decode audio with PyAV (FFmpeg bundled in the wheel, so no system ffmpeg is needed).
+"""Probe and decode audio: the engine's one entry to the files it is given (docs/audio.md).
 
-The decode loop follows faster_whisper.audio.decode_audio (demux → group frames → resample to 16 kHz), with three
-differences that the protocol needs:
+Nothing here parses the file: every probe and decode pass runs FFmpeg (PyAV) in a short-lived, confined process
+of its own (media/sandbox.py, media/child.py; docs/security.md, "Untrusted media"), so a hostile upload can fail
+its own request and nothing else, and the engine never maps FFmpeg's demuxers or decoders. The decode follows
+faster_whisper.audio.decode_audio (demux, group frames, resample to 16 kHz), with three differences that the
+protocol needs:
 - it is a generator of blocks (`stream`), so a 4-hour file is never whole in memory (4 h of 16 kHz float32 would be
   920 MB); the transcriber consumes it window by window;
 - it stops as soon as the audio exceeds max_duration_s, so an over-long upload is refused without decoding hours
-  of it, and it turns every FFmpeg failure into audio_decode_failed;
+  of it, and every failure of the decode process (FFmpeg's error, a crash, a limit) is audio_decode_failed;
 - it can return one channel of a multi-channel file (`channel`) instead of the mono downmix.
 `cut_spans` cuts given stretches out of that stream, for the stages that need only parts of the file.
 """
 
 from __future__ import annotations
 
-import gc
-import itertools
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import av
 import numpy as np
 
-from .protocol import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError, ProbeResult, bad_request
+from .errors import EngineError
+from .media import sandbox
+from .media.child import SAMPLE_RATE
+from .protocol import ProbeResult
 
-SAMPLE_RATE = 16000  # what Whisper and Silero VAD expect
+__all__ = ["SAMPLE_RATE", "cut_spans", "decode", "expected_duration", "head", "measure", "probe", "stream"]
 T = TypeVar("T")
-_GROUP_SAMPLES = 500_000  # resample in large blocks: per-frame resampling is slow for codecs with 20 ms frames
-
-
-def _decode_error(path: str, e: BaseException) -> EngineError:
-    return EngineError(AUDIO_DECODE_FAILED, f"cannot decode {path}: {e}")
-
-
-def _open(path: str) -> av.container.InputContainer:
-    try:
-        return av.open(path, mode="r", metadata_errors="ignore")
-    except (av.FFmpegError, OSError, ValueError) as e:  # zero-byte and non-media files raise InvalidDataError
-        raise _decode_error(path, e) from e
-
-
-def _audio_stream(container: av.container.InputContainer, path: str) -> av.audio.stream.AudioStream:
-    if not container.streams.audio:
-        raise EngineError(AUDIO_DECODE_FAILED, f"no audio stream in {path} (format {container.format.name})")
-    stream = container.streams.audio[0]
-    if stream.codec_context is None:  # FFmpeg knows no decoder for the codec (a WAV with an unknown format tag)
-        raise EngineError(AUDIO_DECODE_FAILED, f"no decoder for the audio codec of {path}")
-    return stream
 
 
 def probe(path: str) -> ProbeResult:
-    with _open(path) as container:
-        stream = _audio_stream(container, path)
-        ctx = stream.codec_context
-        # The container's duration (AV_TIME_BASE units) is what the file declares; fall back to the stream's.
-        if container.duration is not None:
-            duration_s: float | None = container.duration / av.time_base
-        elif stream.duration is not None and stream.time_base is not None:
-            duration_s = float(stream.duration * stream.time_base)
-        else:
-            duration_s = None
-        return ProbeResult(
-            format=container.format.name,
-            codec=ctx.name,
-            duration_s=duration_s,
-            channels=ctx.channels,
-            sample_rate=ctx.sample_rate,
-        )
+    """What the container declares about its first audio stream (audio_decode_failed when it has none, or when
+    the file is not one of the accepted formats and codecs)."""
+    return _result(sandbox.probe(path))
+
+
+def _result(info: dict[str, Any]) -> ProbeResult:
+    return ProbeResult(
+        format=info["format"],
+        codec=info["codec"],
+        duration_s=info["duration_s"],
+        channels=info["channels"],
+        sample_rate=info["sample_rate"],
+    )
 
 
 def stream(path: str, max_duration_s: float | None = None, channel: int | None = None) -> Iterator[np.ndarray]:
@@ -72,47 +50,11 @@ def stream(path: str, max_duration_s: float | None = None, channel: int | None =
     samples each, so a few seconds to half a minute of audio).
 
     channel None: the mono downmix of all channels; an index: that channel alone (bad_request when the stream has
-    no such channel). Raises audio_too_long as soon as more than max_duration_s was decoded, and
-    audio_decode_failed when the file cannot be opened or yields no audio at all.
+    no such channel). Raises audio_too_long as soon as more than max_duration_s was decoded (the decode limit of
+    4 h when None), and audio_decode_failed when the file cannot be opened, yields no audio at all, or its decode
+    process fails.
     """
-    limit = int(max_duration_s * SAMPLE_RATE) if max_duration_s is not None else None
-    total = 0
-    # With a channel, keep the input's layout (None) in planar s16 and pick the row; else let FFmpeg downmix to
-    # mono s16, exactly as faster_whisper.audio.decode_audio does (a float downmix would be about 3 dB louder).
-    if channel is None:
-        resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
-    else:
-        resampler = av.AudioResampler(format="s16p", layout=None, rate=SAMPLE_RATE)
-    try:
-        with _open(path) as container:
-            audio_stream = _audio_stream(container, path)
-            channels = audio_stream.codec_context.channels
-            if channel is not None and not 0 <= channel < max(channels, 1):
-                raise bad_request(f"channel {channel} does not exist: the audio has {channels} channel(s)")
-            for frame in _resample(_group(_skip_invalid(container.decode(audio_stream))), resampler):
-                planes = frame.to_ndarray()  # (1, samples) for packed mono, (channels, samples) for planar
-                block = planes[0 if channel is None else channel].astype(np.float32)
-                block *= 1.0 / 32768.0
-                if block.size == 0:
-                    continue
-                total += block.shape[0]
-                if limit is not None and total > limit:
-                    raise EngineError(
-                        AUDIO_TOO_LONG,
-                        f"audio is longer than max_duration_s={max_duration_s:g} "
-                        f"(stopped decoding at {total / SAMPLE_RATE:.1f}s)",
-                    )
-                yield block
-    except EngineError:
-        raise
-    except (av.FFmpegError, OSError, ValueError) as e:
-        raise _decode_error(path, e) from e
-    finally:
-        # PyAV resampler objects are only freed by the cycle collector (faster-whisper issue #390).
-        del resampler
-        gc.collect()
-    if total == 0:
-        raise EngineError(AUDIO_DECODE_FAILED, f"no audio could be decoded from {path}")
+    yield from sandbox.stream(path, max_duration_s, channel)
 
 
 def measure(path: str, max_duration_s: float | None = None) -> float:
@@ -122,9 +64,10 @@ def measure(path: str, max_duration_s: float | None = None) -> float:
 
 
 def probe_or_none(path: str) -> ProbeResult | None:
-    """`probe`, or None where the container cannot be read: the decoder then gives the precise error."""
+    """`probe`, or None where the container cannot be read: the decoder then gives the precise error. The probe's
+    decode process is kept for the file's next `stream` (a transcription's), so that one process does both."""
     try:
-        return probe(path)
+        return _result(sandbox.probe(path, keep=True))
     except EngineError:
         return None
 
@@ -183,31 +126,3 @@ def cut_spans(blocks: Iterable[np.ndarray], spans: list[tuple[T, tuple[int, int]
             start = keep
     for unit, (a, b) in spans[i:]:  # the file ended before these spans did
         yield unit, buf[max(0, a - start) : max(0, b - start)]
-
-
-def _skip_invalid(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
-    """End the stream at an undecodable packet and keep what was decoded before it, as faster-whisper does: a
-    truncated upload still yields its good part. (PyAV's decode generator cannot resume after it raised.)"""
-    while True:
-        try:
-            yield next(frames)
-        except StopIteration:
-            return
-        except av.InvalidDataError:
-            return
-
-
-def _group(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
-    fifo = av.AudioFifo()
-    for frame in frames:
-        frame.pts = None  # the fifo checks timestamp continuity, which broken files do not keep
-        fifo.write(frame)
-        if fifo.samples >= _GROUP_SAMPLES and (group := fifo.read()) is not None:
-            yield group
-    if fifo.samples > 0 and (group := fifo.read()) is not None:
-        yield group
-
-
-def _resample(frames: Iterator[av.AudioFrame], resampler: av.AudioResampler) -> Iterator[av.AudioFrame]:
-    for frame in itertools.chain(frames, [None]):  # None flushes the resampler's buffered tail
-        yield from resampler.resample(frame)

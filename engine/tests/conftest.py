@@ -50,6 +50,15 @@ def testdata() -> Path:
 
 
 @pytest.fixture(scope="session")
+def fixtures(testdata: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The audio front end's inputs, built from the shared audio by test/audio/make_fixtures.py: {name: path}."""
+    out = tmp_path_factory.mktemp("audio_fixtures")
+    script = REPO_ROOT / "test" / "audio" / "make_fixtures.py"
+    done = subprocess.run([sys.executable, str(script), str(out), str(testdata)], capture_output=True, check=True)
+    return dict(json.loads(done.stdout))
+
+
+@pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = os.environ.get("SORI_MODELS_DIR")
     if env:

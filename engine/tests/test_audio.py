@@ -5,15 +5,12 @@ Inputs are built at test time from the shared audio by test/audio/make_fixtures.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import REPO_ROOT, Engine
+from conftest import Engine
 from transcripts import cer
 
 from sori_engine import audio, transcriber
@@ -23,14 +20,6 @@ from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_eval.wav import write_wav
 
 SR = audio.SAMPLE_RATE
-
-
-@pytest.fixture(scope="module")
-def fixtures(testdata: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("audio_fixtures")
-    script = REPO_ROOT / "test" / "audio" / "make_fixtures.py"
-    done = subprocess.run([sys.executable, str(script), str(out), str(testdata)], capture_output=True, check=True)
-    return json.loads(done.stdout)
 
 
 # The references of the fixtures' two sentences (test/audio/make_fixtures.py): channel 0 of stereo.wav speaks the

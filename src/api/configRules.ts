@@ -11,6 +11,9 @@ const is = (field: string, value: unknown): Schema => ({
 });
 const has = (field: string): Schema => ({ required: [field] });
 
+/** A pii_redaction object needs use_pii_redaction: true (the job config and the OpenAI route's form). */
+export const PII_NEEDS_USE: Schema = { if: has("pii_redaction"), then: is("use_pii_redaction", true) };
+
 export const CONFIG_RULES: Schema[] = [
   // whisper needs a language.
   { if: is("model_name", "whisper"), then: has("language") },
@@ -20,7 +23,7 @@ export const CONFIG_RULES: Schema[] = [
     then: { properties: { language: { enum: ["ko", "ja"] } }, not: has("language_candidates") },
   },
   { if: has("diarization"), then: is("use_diarization", true) },
-  { if: has("pii_redaction"), then: is("use_pii_redaction", true) },
+  PII_NEEDS_USE,
   {
     if: { properties: { pii_redaction: has("audio_mode") }, required: ["pii_redaction"] },
     then: { properties: { pii_redaction: is("audio", true) } },

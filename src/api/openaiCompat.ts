@@ -7,7 +7,7 @@ import fs from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
-import { detectFormat } from "../audio/format.js";
+import { AUDIO_PART_TYPES, detectFormat } from "../audio/format.js";
 import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { WHISPER_LANGUAGES } from "../domain/languages.js";
 import { ApiError } from "../errors.js";
@@ -16,6 +16,7 @@ import { getJob, type JobRow } from "../storage/jobs.js";
 import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
+import { PII_NEEDS_USE } from "./configRules.js";
 import { toApiError } from "./errorMapping.js";
 import {
   OPENAI_FORMATS,
@@ -85,9 +86,12 @@ const transcriptions = {
   upload: {
     form: OpenAiForm,
     encoding: {
+      file: { contentType: AUDIO_PART_TYPES },
       pii_redaction: { contentType: "application/json" },
       speaker_identification: { contentType: "application/json" },
     },
+    // The job config's rule (configRules.ts): a pii_redaction part needs use_pii_redaction=true.
+    rules: [PII_NEEDS_USE],
   },
   responses: {
     200: {

@@ -142,8 +142,10 @@ function errorResponses(c: Converter, codes: readonly ErrorCode[], body: z.ZodTy
 function requestBody(c: Converter, doc: Route): Schema | undefined {
   let content: Record<string, Schema> | undefined;
   if (doc.upload) {
-    const { form, encoding } = doc.upload;
-    content = { "multipart/form-data": { schema: c.convert(form, "input"), ...(encoding ? { encoding } : {}) } };
+    const { form, encoding, rules } = doc.upload;
+    const schema = c.convert(form, "input");
+    if (rules) schema.allOf = rules;
+    content = { "multipart/form-data": { schema, ...(encoding ? { encoding } : {}) } };
   } else if (doc.body) {
     const schema = c.convert(doc.body, "input");
     content = Object.fromEntries((doc.bodyTypes ?? ["application/json"]).map((type) => [type, { schema }]));

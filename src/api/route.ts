@@ -34,7 +34,13 @@ export interface Route {
   bodyTypes?: readonly string[];
   /** A multipart upload that the handler reads as a stream (it refuses before storing what it can): documented
    * only, its parts checked by the handler. */
-  upload?: { form: z.ZodType; encoding?: Record<string, { contentType: string }> };
+  upload?: {
+    form: z.ZodType;
+    encoding?: Record<string, { contentType: string }>;
+    /** Cross-field rules of the form as JSON Schema (`allOf`), so that a form the document allows is one the
+     * handler accepts. */
+    rules?: Record<string, unknown>[];
+  };
   /** Answers that are not refusals, by status: a description, the body by media type, and the operations that can
    * follow it with a value of the body (OpenAPI links, which schemathesis's stateful phase follows): by name, the
    * other operation's id (operationId) and its parameters as runtime expressions (`$response.body#/id`). */

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
-import { detectFormat } from "../audio/format.js";
+import { AUDIO_PART_TYPES, detectFormat } from "../audio/format.js";
 import { newId } from "../domain/ids.js";
 import { Engine } from "../engine/client.js";
 import { ApiError } from "../errors.js";
@@ -79,7 +79,7 @@ const enroll = {
   path: "/v1/speakers",
   summary: "Enroll a known speaker from speech (extension, docs/speakers.md)",
   auth: true,
-  upload: { form: EnrollForm, encoding: { file: { contentType: "application/octet-stream" } } },
+  upload: { form: EnrollForm, encoding: { file: { contentType: AUDIO_PART_TYPES } } },
   responses: {
     200: {
       description: "Enrolled",
@@ -100,7 +100,7 @@ const addAudio = {
   summary: "Add speech to a known speaker (extension, docs/speakers.md)",
   auth: true,
   params: SpeakerIdParams,
-  upload: { form: AddForm, encoding: { file: { contentType: "application/octet-stream" } } },
+  upload: { form: AddForm, encoding: { file: { contentType: AUDIO_PART_TYPES } } },
   responses: {
     200: { description: "The speaker, with its new voiceprint", content: { "application/json": Enrolled } },
   },

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { containerDuration } from "../audio/duration.js";
-import { detectFormat } from "../audio/format.js";
+import { AUDIO_PART_TYPES, detectFormat } from "../audio/format.js";
 import { checkCallbackUrl } from "../callbacks/ssrf.js";
 import { ConfigSchema, parseJobConfig } from "../domain/jobConfig.js";
 import { ApiError } from "../errors.js";
@@ -31,7 +31,7 @@ const submit = {
   auth: true,
   upload: {
     form: SubmitBody,
-    encoding: { config: { contentType: "application/json" }, file: { contentType: "application/octet-stream" } },
+    encoding: { config: { contentType: "application/json" }, file: { contentType: AUDIO_PART_TYPES } },
   },
   responses: {
     200: {

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { PII_NEEDS_USE } from "../../src/api/configRules.js";
 import { ConfigSchema } from "../../src/domain/jobConfig.js";
 import { assertDocumented } from "../helpers/documented.js";
 import { ROOT } from "../helpers/server.js";
@@ -70,6 +71,19 @@ describe("GET /openapi.json", () => {
         .sort(),
     );
     assert.deepEqual(doc.components.schemas.Config.properties.domain.enum, ["GENERAL", "CALL"]);
+  });
+
+  it("says which media types each file part takes, and that the OpenAI route's pii_redaction needs use_pii_redaction", () => {
+    const multipart = (p: string): any => (doc.paths[p]!.post as any).requestBody.content["multipart/form-data"];
+    for (const p of ["/v1/transcribe", "/v1/audio/transcriptions", "/v1/speakers", "/v1/speakers/{id}/audio"]) {
+      if (!doc.paths[p]) continue; // speakers only where the server enables them
+      const types = String(multipart(p).encoding.file.contentType).split(/,\s*/);
+      for (const t of ["audio/mp4", "audio/x-m4a", "audio/mpeg", "audio/amr", "audio/flac", "audio/wav"])
+        assert.ok(types.includes(t), `${p}: ${types}`);
+    }
+    const form = multipart("/v1/audio/transcriptions").schema;
+    assert.deepEqual(form.allOf, [PII_NEEDS_USE]);
+    assert.deepEqual(PII_NEEDS_USE.if, { required: ["pii_redaction"] });
   });
 
   it("describes Utterance with its words and spk_type (the read body as the spec gives it)", () => {

@@ -60,6 +60,14 @@ describe("checkWavCodec", () => {
   it("passes PCM, float, A-law, mu-law, ADPCM and extensible PCM", async () => {
     for (const b of [wav(0x0001), wav(0x0003), wav(0x0006), wav(0x0007), wav(0x0011), wav(0xfffe, { sub: 1 })])
       await checkWavCodec(file(b));
+    for (const tag of [0x0002, 0x0031, 0x0055]) await checkWavCodec(file(wav(tag))); // MS ADPCM, GSM 6.10, MP3
+  });
+  it("refuses a codec FFmpeg decodes but the engine's allow-list does not (G.722, G.726, Yamaha ADPCM)", async () => {
+    for (const tag of [0x028f, 0x0045, 0x0020])
+      await assert.rejects(
+        checkWavCodec(file(wav(tag))),
+        (e: unknown) => e instanceof UnsupportedAudio && toApiError(e).code === "H0010",
+      );
   });
   it("refuses a tag the engine has no decoder for: 400 H0010 naming the tag", async () => {
     await assert.rejects(
