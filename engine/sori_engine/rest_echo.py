@@ -9,36 +9,63 @@ before is its prompt; a prompted rest costs more than it gains (docs/performance
 So the words said twice are dropped from the rest: its first words where they repeat the last words before it
 (at most `max_words` of them, DecodeOptions.rest_echo_words: a timestamp inside the last word or two; more
 repeated than that is a sentence said again), or, in text written without spaces, a first segment that only repeats
-the end of the text before and is no longer than that many words. A speaker's own "the the" across that point goes too; Whisper drops such repeats within
-a chunk anyway.
+the end of the text before and is no longer than that many words. Where the job has a speech map, words with
+speech of their own under them (beyond the tail of the word before) are no echo but the same words said again
+(issue 67). A speaker's own quick "the the" across that point goes; Whisper drops such repeats within a chunk
+anyway.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from .model.interface import Decoded
 from .verdicts.per_file import normalize
+
+OwnSpeech = Callable[[float, float, str], bool]  # (start, end, text): the span holds its own speech to say the text
 
 UNSPACED_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")  # unicodedata names' starts
 UNSPACED_WORD_CHARS = 3  # characters a Japanese word takes, about: "です", "ました"
 
 
-def without_echo(rest: list[Decoded], before: Decoded, max_words: int) -> list[Decoded]:
+def without_echo(
+    rest: list[Decoded], before: Decoded, max_words: int, own_speech: OwnSpeech | None = None
+) -> list[Decoded]:
     """A rest's segments (in order) less the words at their start that repeat the end of `before`, the last segment
-    of the text before the rest."""
+    of the text before the rest. With `own_speech` (whether a span holds speech of its own, beyond the tail of the
+    speech going on at its start, to say a text: the job's speech map), words that do are no echo: the echo is the
+    end of a word the cut fell inside, heard on that word's tail, where the same words said again have their own
+    speech after it (issue 67: "노래는 잘하지 못하네요" said twice, 0.7 s apart, lost its second time)."""
     first = next((i for i, fw in enumerate(rest) if normalize(fw.text)), None)
     if first is None:
         return rest
     fw = rest[first]
     # Unspaced text's "words" (its whitespace tokens) are whole phrases: only its end is compared.
     n = 0 if _unspaced(fw.text) else _echoed_words(before.text, fw.text, max_words)
+    echo = "".join(re.findall(r"\s*\S+", fw.text)[:n]) if n else fw.text
+    if not n and not (_unspaced(fw.text) and _echoed_end(before.text, fw.text, max_words)):
+        return rest
+    if own_speech is not None and own_speech(float(fw.start), _end_of(fw, echo), echo):
+        return rest
     if n:
         _drop_words(fw, n)
-    elif _unspaced(fw.text) and _echoed_end(before.text, fw.text, max_words):
+    else:
         fw.text = ""
     return rest if normalize(fw.text) else rest[:first] + rest[first + 1 :]
+
+
+def _end_of(fw: Decoded, head: str) -> float:
+    """Where the first words of `fw` that spell `head` end: by its word timings, else by their share of its text."""
+    chars = len(normalize(head))
+    if fw.words:
+        spelled = 0
+        for w in fw.words:
+            spelled += len(normalize(w.word))
+            if spelled >= chars:
+                return float(w.end)
+    return float(fw.start) + (float(fw.end) - float(fw.start)) * chars / max(len(normalize(fw.text)), 1)
 
 
 def _echoed_words(before: str, text: str, max_words: int) -> int:

@@ -49,6 +49,24 @@ def test_other_rests_stay_as_they_are(before: str, rest: list[str]) -> None:
     assert texts(without_echo([segment(t) for t in rest], segment(before), DEFAULT.rest_echo_words)) == rest
 
 
+def test_words_said_again_over_speech_of_their_own_are_no_echo() -> None:
+    # The speech map's answer for a span (per_file.SpeechMap.own_seconds against needed): the echo of a cut inside
+    # "the" is heard on that word's tail; a sentence said again after a pause has its own speech.
+    def own_speech_after(t: float):
+        return lambda start, end, _text: end > t and start < t + 2.0
+
+    again = [segment(" 노래는 잘하지 못하네요", 1.4, 3.5)]
+    before = segment(" 노래는 잘하지 못하네요", 0.0, 1.4)
+    assert texts(without_echo(again, before, DEFAULT.rest_echo_words, own_speech_after(2.2))) == texts(again)
+    echo = [segment(" the past 12 months,", 79.1, 80.5)]
+    assert texts(without_echo(echo, segment(" or the"), DEFAULT.rest_echo_words, own_speech_after(90.0))) == [
+        " past 12 months,"
+    ]
+    unspaced = [segment("いつでも結構です", 5.0, 6.9)]
+    kept = without_echo(unspaced, segment("いつでも結構です"), DEFAULT.rest_echo_words, own_speech_after(5.0))
+    assert texts(kept) == ["いつでも結構です"]
+
+
 def test_a_dropped_word_takes_its_timing_with_it() -> None:
     words = [DecodedWord(start=79.1, end=79.2, word=" the", probability=0.9), DecodedWord(79.2, 79.5, " past", 0.9)]
     (fw,) = without_echo([segment(" the past", 79.1, 79.5, words=words)], segment(" or the"), DEFAULT.rest_echo_words)

@@ -112,7 +112,8 @@ def decode_steps(s: Settings, jobs: list[Job]) -> Steps[list[list[Decoded]]]:
         decoded = yield Need(s, jobs, items, round_ > 0)
         for item, segs in zip(items, decoded, strict=True):
             audio = jobs[item.owner].audio
-            segs = rest_echo.without_echo(segs, item.before, o.rest_echo_words) if item.before else segs
+            if item.before:
+                segs = rest_echo.without_echo(segs, item.before, o.rest_echo_words, _own_speech(jobs[item.owner], o))
             out[item.owner].extend(segs)
             said = [fw for fw in segs if fw.text.strip()]
             if not said:  # nothing recognizable in it: decoding it again would only repeat that
@@ -127,6 +128,15 @@ def decode_steps(s: Settings, jobs: list[Job]) -> Steps[list[list[Decoded]]]:
     for segs in out:
         segs.sort(key=lambda fw: fw.start)
     return out
+
+
+def _own_speech(job: Job, o: DecodeOptions) -> rest_echo.OwnSpeech | None:
+    """Whether a span of the job's audio holds speech of its own to say a text (per_file.SpeechMap.own_seconds,
+    per_file.needed); None without a speech map."""
+    speech = job.speech_map
+    if speech is None:
+        return None
+    return lambda start, end, text: speech.own_seconds(start, end, o) >= per_file.needed(text, o)
 
 
 def _said_until(fw: Decoded, o: DecodeOptions) -> float:
