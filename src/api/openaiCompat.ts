@@ -16,7 +16,7 @@ import { getJob, type JobRow } from "../storage/jobs.js";
 import { readResults } from "../storage/stored.js";
 import { checkBeforeUpload, checkQuotaFor, queueJob } from "./admission.js";
 import { requireClient } from "./auth.js";
-import { PII_NEEDS_USE } from "./configRules.js";
+import { PII_NEEDS_USE_FORM } from "./configRules.js";
 import { toApiError } from "./errorMapping.js";
 import {
   OPENAI_FORMATS,
@@ -91,7 +91,7 @@ const transcriptions = {
       speaker_identification: { contentType: "application/json" },
     },
     // The job config's rule (configRules.ts): a pii_redaction part needs use_pii_redaction=true.
-    rules: [PII_NEEDS_USE],
+    rules: [PII_NEEDS_USE_FORM],
   },
   responses: {
     200: {

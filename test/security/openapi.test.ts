@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { PII_NEEDS_USE } from "../../src/api/configRules.js";
+import { PII_NEEDS_USE_FORM } from "../../src/api/configRules.js";
 import { ConfigSchema } from "../../src/domain/jobConfig.js";
 import { assertDocumented } from "../helpers/documented.js";
 import { ROOT } from "../helpers/server.js";
@@ -82,8 +82,10 @@ describe("GET /openapi.json", () => {
         assert.ok(types.includes(t), `${p}: ${types}`);
     }
     const form = multipart("/v1/audio/transcriptions").schema;
-    assert.deepEqual(form.allOf, [PII_NEEDS_USE]);
-    assert.deepEqual(PII_NEEDS_USE.if, { required: ["pii_redaction"] });
+    assert.deepEqual(form.allOf, [PII_NEEDS_USE_FORM]);
+    assert.deepEqual(PII_NEEDS_USE_FORM.dependentSchemas, {
+      pii_redaction: { properties: { use_pii_redaction: { const: true } }, required: ["use_pii_redaction"] },
+    });
   });
 
   it("describes Utterance with its words and spk_type (the read body as the spec gives it)", () => {
