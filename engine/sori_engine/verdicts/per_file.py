@@ -5,10 +5,11 @@ Whisper invents text where there is no speech (a closing phrase on trailing line
 last word) and loops (one phrase repeated until the window ends). Four rules, each a plain function over plain
 data (docs/engine.md has the measurements and why each threshold):
 
-1. `deloop`: a unit of 2+ characters (or 1+ words) repeated 3+ times in a row inside a segment is kept once;
-   a segment that repeats its predecessor's text word for word (a loop across segments) is dropped, and so are
-   its leading words that continue its predecessor's last word to `loop_repeats` (`deloop_across`). A run of
-   backchannels (backchannels/<lang>.txt: "yeah", "네", "はい") with the speech under it to say them is kept.
+1. Loops and repeats, one rule (`copies_said`): a unit of 2+ characters (or 1+ words) repeated 3+ times in a row
+   inside a segment (`deloop`), a segment that repeats its predecessor's text (`repeats_previous`), and leading
+   words that continue the predecessor's last word to `loop_repeats` (`deloop_across`) keep as many copies as the
+   audio says: each copy after the first needs speech of its own under it. A card number's group read again, "네,
+   네, 네" and a sentence said twice are speech; a decoder loop runs on past the speech.
 2. Bag of hallucinations (Barański et al. 2025): a run of a segment's words that is made only of the phrases
    Whisper is known to invent on non-speech (hallucinations/<lang>.txt: data, with its sources) is removed where
    the audio under it is not speech -- under each word, or under the run as a whole, less time of frames with a
