@@ -173,7 +173,8 @@ def with_unvouched(
     spans: tuple[tuple[float, float], ...], stretches: list[tuple[float, float]], probs: np.ndarray, o: Unvouched
 ) -> tuple[tuple[float, float], ...]:
     """`spans` and every stretch of unvouched speech that starts or ends within `beside_s` of one of them or of a
-    stretch already joined (so a card's lost groups after its one written group all join), widened by `margin_s`."""
+    stretch already joined (so a card's lost groups after its one written group all join), widened by `margin_s`;
+    sorted, overlaps merged."""
     covered = list(spans)
     left = [
         (a, b)
@@ -189,7 +190,13 @@ def with_unvouched(
                 covered.append((max(0.0, st[0] - o.margin_s), st[1] + o.margin_s))
                 left.remove(st)
                 grown = True
-    return tuple(sorted(covered))
+    merged: list[list[float]] = []
+    for a, b in sorted(covered):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return tuple((a, b) for a, b in merged)
 
 
 def speech_probs(p: RedactAudioParams, track: Track) -> np.ndarray:
