@@ -34,16 +34,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))
-from sori_eval.mutate import mutations
+from sori_eval.mutate import SIX, mutations
 
-SIX = {
-    "wav": "wav_s16_16k_mono.wav",
-    "flac": "flac_s16_48k_stereo.flac",
-    "mp3": "mp3_44k1_mono.mp3",
-    "m4a": "m4a_aac_44k1_stereo.m4a",
-    "amr": "amr_nb_8k.amr",
-    "mp4": "mp4_aac_h264_video.mp4",
-}
 KINDS = {
     "died": "decode process died",
     "cpu limit": "CPU time limit",

@@ -53,3 +53,15 @@ def mutations(data: bytes, seed: int | str, n: int) -> Iterator[bytes]:
     rng = random.Random(seed)
     for _ in range(n):
         yield mutate(data, rng)
+
+
+# One short file per accepted format (test/audio/make_fixtures.py), as the spec names them: the seeds of the
+# mutation corpus in the tests and the longer fuzz run (bench/fuzz_decode.py).
+SIX = {
+    "wav": "wav_s16_16k_mono.wav",
+    "flac": "flac_s16_48k_stereo.flac",
+    "mp3": "mp3_44k1_mono.mp3",
+    "m4a": "m4a_aac_44k1_stereo.m4a",
+    "amr": "amr_nb_8k.amr",
+    "mp4": "mp4_aac_h264_video.mp4",
+}

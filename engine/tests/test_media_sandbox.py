@@ -27,20 +27,11 @@ from conftest import Engine
 from sori_engine import audio
 from sori_engine.errors import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, EngineError
 from sori_engine.media import sandbox
-from sori_eval.mutate import mutations
+from sori_eval.mutate import SIX, mutations
 from sori_eval.wav import write_wav
 
 SR = audio.SAMPLE_RATE
 FFMPEG_LIBS = ("libavformat", "libavcodec")
-# One short file per accepted format (test/audio/make_fixtures.py), as the spec names them.
-SIX = {
-    "wav": "wav_s16_16k_mono.wav",
-    "flac": "flac_s16_48k_stereo.flac",
-    "mp3": "mp3_44k1_mono.mp3",
-    "m4a": "m4a_aac_44k1_stereo.m4a",
-    "amr": "amr_nb_8k.amr",
-    "mp4": "mp4_aac_h264_video.mp4",
-}
 CODES = {AUDIO_DECODE_FAILED, AUDIO_TOO_LONG}
 
 
