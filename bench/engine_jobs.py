@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""Memory and time of one engine running several transcriptions at once (issue 57, "Many jobs in one engine").
+"""Memory and time of one engine running several transcriptions at once (docs/engine.md, "One engine for the host").
 
 Builds a file of `--minutes` of speech (the shared English clips end to end), then through the protocol
-(`python -m sori_engine`, cwd engine/, as the worker runs it), each in a fresh engine:
+(`python -m sori_engine`, cwd engine/, as the worker runs it), each in a fresh engine with `--decoders` decoders
+(SORI_ENGINE_DECODERS, the model's `inter_threads`, one CTranslate2 thread each; 0: CTranslate2's default threads
+and one decoder, the layout before issue 68):
 
 - one:        SORI_ENGINE_JOBS=1, one request;
-- queued:     SORI_ENGINE_JOBS=1, N requests sent at once (today's one-at-a-time engine);
+- queued:     SORI_ENGINE_JOBS=1, N requests sent at once (one at a time);
 - in flight:  SORI_ENGINE_JOBS=N, N requests sent at once (their clips in shared batches).
 
-Prints the engine's peak RSS (VmHWM), wall and CPU seconds of each, and the peak RSS of N in flight over one's
-(issue 57 asks at most 1.5). Figures, not a pass/fail test.
+Prints the engine's RSS once its model is loaded ("loaded": one copy of the weights), its peak RSS (VmHWM), wall and
+CPU seconds of each; and the peak of N in flight against one copy plus N working sets (a working set: one's peak
+less its loaded RSS). `--model DIR` takes another model directory, e.g. one of large-v3's shape made large enough
+to see (`engine/tests/large_v3_shape.py models/whisper-base /tmp/big --width 1024 --layers 4`; random weights, so
+only memory and time mean anything). Figures, not a pass/fail test.
 
-    flock ~/.sori-bench.lock .venv/bin/python bench/engine_jobs.py [--jobs 4] [--minutes 5]
+    flock ~/.sori-bench.lock .venv/bin/python bench/engine_jobs.py [--jobs 4] [--minutes 5] [--decoders 2]
+        [--model DIR] [--compute-type int8]
 """
 
 from __future__ import annotations
@@ -62,18 +68,20 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(path: Path, requests: int, jobs: int) -> dict[str, float]:
+def run(path: Path, requests: int, jobs: int, args: argparse.Namespace) -> dict[str, float]:
+    decoders = max(1, args.decoders)
     proc = subprocess.Popen(
         [sys.executable, "-m", "sori_engine"],
         cwd=ROOT / "engine",
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "SORI_ENGINE_JOBS": str(jobs)},
+        env={**os.environ, "SORI_ENGINE_JOBS": str(jobs), "SORI_ENGINE_DECODERS": str(decoders)},
     )
     assert proc.stdin is not None and proc.stdout is not None
     assert json.loads(proc.stdout.readline())["event"] == "ready"
-    model = model_entry(1)
+    threads = {"cpu_threads": 1, "inter_threads": decoders} if args.decoders else {}
+    model = model_entry(1, compute_type=args.compute_type, **threads, **({"path": args.model} if args.model else {}))
     params = {
         "audio_path": str(path),
         "model": model,
@@ -126,17 +134,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--minutes", type=float, default=5.0)
+    ap.add_argument("--decoders", type=int, default=min(4, os.cpu_count() or 1))
+    ap.add_argument("--model", help="a model directory instead of whisper-base")
+    ap.add_argument("--compute-type", default="int8")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = speech_file(Path(tmp) / "speech.wav", args.minutes)
         n = args.jobs
         rows = {
-            "one (1 job, 1 in flight)": run(path, 1, 1),
-            f"queued ({n} jobs, 1 in flight)": run(path, n, 1),
-            f"in flight ({n} jobs, {n} in flight)": run(path, n, n),
+            "one (1 job, 1 in flight)": run(path, 1, 1, args),
+            f"queued ({n} jobs, 1 in flight)": run(path, n, 1, args),
+            f"in flight ({n} jobs, {n} in flight)": run(path, n, n, args),
         }
     print(
-        f"{args.minutes:g} min of speech per job, whisper-base int8 on CPU, {os.cpu_count()} cores"
+        f"{args.minutes:g} min of speech per job, {args.model or 'whisper-base'} {args.compute_type} on CPU, "
+        f"{os.cpu_count()} cores, {args.decoders} decoders"
     )
     print(f"{'run':36} {'wall s':>8} {'CPU s':>8} {'loaded MB':>10} {'peak MB':>8}")
     for name, r in rows.items():
@@ -148,6 +160,11 @@ def main() -> None:
         rows[f"in flight ({n} jobs, {n} in flight)"],
     )
     print(f"peak RSS, {n} in flight / one: {many['peak_mb'] / one['peak_mb']:.2f}")
+    working = one["peak_mb"] - one["loaded_mb"]
+    print(
+        f"{n} in flight: peak {many['peak_mb']:.0f} MB against one copy {one['loaded_mb']:.0f} + {n} working sets "
+        f"of {working:.0f} = {one['loaded_mb'] + n * working:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -5,8 +5,12 @@
 // WhisperModel.transcribe, and BatchedInferencePipeline) in the same run. Printed per system: audio hours per CPU
 // hour and per wall hour (CPU: the server's whole process tree, engines included; the plain script's own process).
 //
-//   npx tsx bench/throughput.ts [--scale small|full] [--workers 1,2] [--cpu-threads 0] [--no-plain] [--texts FILE]
-//                                [--device cpu|cuda] [--compute-type TYPE] [--config JSON] [--keywords]
+//   npx tsx bench/throughput.ts [--scale small|full|turnaround] [--workers 1,2] [--cpu-threads 0] [--no-plain]
+//                                [--alone] [--texts FILE] [--device cpu|cuda] [--compute-type TYPE] [--config JSON]
+//                                [--keywords]
+//
+// `--alone` runs each file by itself, a fresh `sori serve` for each, then the batched pipeline on it: the turnaround
+// a user waits for (`--scale turnaround`: the 5-minute diarized call and 20- and 60-minute Korean recordings).
 //
 // `--scale small` leaves the 1-hour recording out (15.5 min of audio instead of 75.5). Jobs use the settings a client
 // of the RTZR API would send: `sommers` (beam 5) with `use_diarization` for the Korean calls, `sommers` for ja and for
@@ -53,6 +57,7 @@ const { values: args } = parseArgs({
     "compute-type": { type: "string" },
     config: { type: "string", default: "{}" },
     keywords: { type: "boolean", default: false },
+    alone: { type: "boolean", default: false },
   },
 });
 if (args.device !== "cpu" && args.device !== "cuda") throw new Error("--device: cpu or cuda");
@@ -160,15 +165,11 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
   }
 }
 
-function throughPlain(mixDir: string, batched: boolean): Row {
+function throughPlain(mixFile: string, batched: boolean): Row {
   const device = ["--device", DEVICE, ...(COMPUTE_TYPE ? ["--compute-type", COMPUTE_TYPE] : [])];
-  const out = execFileSync(
-    PY,
-    [PLAIN, "run", path.join(mixDir, "mix.json"), ...(batched ? ["--batched"] : []), ...device],
-    {
-      encoding: "utf8",
-    },
-  );
+  const out = execFileSync(PY, [PLAIN, "run", mixFile, ...(batched ? ["--batched"] : []), ...device], {
+    encoding: "utf8",
+  });
   const r = JSON.parse(out.trim().split("\n").at(-1)!) as {
     system: string;
     audio_s: number;
@@ -209,14 +210,30 @@ async function main(): Promise<void> {
   );
   console.log("| system | audio min | wall s | CPU s | audio h per CPU h | audio h per wall h | |");
   console.log("|---|---|---|---|---|---|---|");
-  for (const w of args.workers.split(",").map(Number)) {
-    rows.push(await throughSori(mixDir, mix, w, Number(args["cpu-threads"])));
-    print(rows.at(-1)!);
-  }
-  if (!args["no-plain"]) {
-    for (const batched of [false, true]) {
-      rows.push(throughPlain(mixDir, batched));
+  if (args.alone) {
+    for (const [i, e] of mix.entries()) {
+      const one = path.join(mixDir, `mix-${i}.json`);
+      fs.writeFileSync(one, JSON.stringify([e]));
+      for (const w of args.workers.split(",").map(Number)) {
+        const row = await throughSori(mixDir, [e], w, Number(args["cpu-threads"]));
+        rows.push({ ...row, system: `${e.file}: ${row.system}` });
+        print(rows.at(-1)!);
+      }
+      if (args["no-plain"]) continue;
+      const row = throughPlain(one, true);
+      rows.push({ ...row, system: `${e.file}: ${row.system}` });
       print(rows.at(-1)!);
+    }
+  } else {
+    for (const w of args.workers.split(",").map(Number)) {
+      rows.push(await throughSori(mixDir, mix, w, Number(args["cpu-threads"])));
+      print(rows.at(-1)!);
+    }
+    if (!args["no-plain"]) {
+      for (const batched of [false, true]) {
+        rows.push(throughPlain(path.join(mixDir, "mix.json"), batched));
+        print(rows.at(-1)!);
+      }
     }
   }
   if (args.texts) {
@@ -230,9 +247,14 @@ async function main(): Promise<void> {
   for (const r of rows) {
     const cells = langs.map((lang) => {
       const tally = new Tally();
-      for (const e of mix) if (e.language === lang && e.reference) tally.add(r.texts[e.file] ?? "", e.reference, lang);
+      for (const e of mix) {
+        if (e.language !== lang || !e.reference) continue;
+        if (args.alone && !r.system.startsWith(`${e.file}:`)) continue; // a row of one file
+        tally.add(r.texts[e.file] ?? "", e.reference, lang);
+      }
       const [edits, chars] = tally.norm as [number, number];
       const [exactEdits, exactChars] = tally.exact as [number, number];
+      if (chars === 0) return "–";
       return `${(edits / chars).toFixed(3)} [${edits}/${chars}] / ${(exactEdits / exactChars).toFixed(3)}`;
     });
     console.log(`| ${r.system} | ${cells.join(" | ")} |`);

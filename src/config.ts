@@ -61,6 +61,7 @@ const EnvSchema = z.object({
   SORI_ENGINE_TIMEOUT_FACTOR: z.coerce.number().min(0.1).default(4),
   SORI_ENGINE_NICE: z.coerce.number().int().min(0).max(19).default(10),
   SORI_ENGINE_JOBS: z.coerce.number().int().min(1).max(64).optional(),
+  SORI_ENGINE_DECODERS: z.coerce.number().int().min(1).max(64).optional(),
   SORI_OPENAI_MAX_AUDIO_S: z.coerce.number().min(1).default(900),
   SORI_OPENAI_MAX_FILE_BYTES: z.coerce
     .number()
@@ -120,7 +121,7 @@ export interface Config {
   databaseUrl: string | undefined;
   host: string;
   port: number;
-  /** SORI_WORKERS; null: by the host (defaultWorkers in src/engine/models.ts). */
+  /** SORI_WORKERS; null: by the host (hostLayout in src/engine/layout.ts). */
   workers: number | null;
   python: string;
   modelsDir: string;
@@ -150,8 +151,10 @@ export interface Config {
   /** CPU niceness of the engine processes: below the API's, so reads stay fast while workers decode. */
   engineNice: number;
   /** Transcriptions one engine process runs at once (SORI_ENGINE_JOBS, passed to the engines): a process's workers
-   * share ceil(workers / engineJobs) engines. Null: by the models' device (engineJobsFor in src/engine/models.ts). */
+   * share ceil(workers / engineJobs) engines. Null: by the host (hostLayout in src/engine/layout.ts). */
   engineJobs: number | null;
+  /** Batched passes one engine decodes at once (SORI_ENGINE_DECODERS). Null: by the host (hostLayout). */
+  engineDecoders: number | null;
   /** POST /v1/audio/transcriptions answers synchronously for files up to these (docs/extras.md). */
   openaiMaxAudioS: number;
   openaiMaxFileBytes: number;
@@ -265,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineTimeoutFactor: e.SORI_ENGINE_TIMEOUT_FACTOR,
     engineNice: e.SORI_ENGINE_NICE,
     engineJobs: e.SORI_ENGINE_JOBS ?? null,
+    engineDecoders: e.SORI_ENGINE_DECODERS ?? null,
     stream: {
       sessions: e.SORI_STREAM_SESSIONS,
       engines: e.SORI_STREAM_ENGINES,

@@ -8,7 +8,8 @@ import { CallbackSender } from "./callbacks/sender.js";
 import { loadCallbackKey } from "./callbacks/sign.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
-import { defaultWorkers, engineJobsFor, forEngines, loadModelRegistry } from "./engine/models.js";
+import { hostLayout } from "./engine/layout.js";
+import { loadModelRegistry } from "./engine/models.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
@@ -42,14 +43,16 @@ export async function start(
 ): Promise<Running> {
   const store = await openStore(config);
   const blobs = await openBlobStore(config, store);
-  // The workers share engines: each engine runs up to SORI_ENGINE_JOBS transcriptions at once, their clips decoded
-  // in shared batches (docs/engine.md, "Many jobs in one engine"), and holds each model once.
+  // The workers share engines (by default one for the host): each runs up to SORI_ENGINE_JOBS transcriptions at
+  // once on SORI_ENGINE_DECODERS decoders, their clips in shared batches, and holds each model once (docs/engine.md,
+  // "One engine for the host").
   const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
-  const engineJobs = config.engineJobs ?? engineJobsFor(registry);
-  const cores = availableParallelism();
-  const workerCount = opts.workers ?? defaultWorkers(registry, engineJobs, cores, hostMemory());
-  const engineCount = Math.ceil(workerCount / engineJobs);
-  const models = forEngines(registry, engineCount, cores);
+  const layout = hostLayout(
+    registry,
+    { cores: availableParallelism(), memoryBytes: hostMemory() },
+    { workers: opts.workers, engineJobs: config.engineJobs, decoders: config.engineDecoders },
+  );
+  const { workers: workerCount, engines: engineCount, engineJobs, models } = layout;
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
   const insight =
@@ -68,7 +71,7 @@ export async function start(
       python: config.python,
       nice: config.engineNice,
       // Both sides read the same value: the engine admits as many transcriptions as its workers send.
-      env: { SORI_ENGINE_JOBS: String(engineJobs) },
+      env: { SORI_ENGINE_JOBS: String(engineJobs), SORI_ENGINE_DECODERS: String(layout.decoders) },
       onLog: (line) => elog.debug({ engine: line }, "engine log"),
     });
   });

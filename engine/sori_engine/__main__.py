@@ -4,8 +4,8 @@ stdout belongs to the protocol alone. Before anything else is imported the real 
 descriptor and fd 1 is pointed at stderr, so a stray print, a library warning or output from native code
 (CTranslate2, FFmpeg, onnxruntime) lands in the log instead of corrupting the stream the worker parses.
 
-A reader thread puts each input line in the inbox; the main thread, the decoder, serves them. Up to
-SORI_ENGINE_JOBS transcribe requests are in flight at once, their clips decoded in shared batches (scheduler.py);
+A reader thread puts each input line in the inbox; the main thread serves them. Up to SORI_ENGINE_JOBS transcribe
+requests are in flight at once, their clips decoded in shared batches on SORI_ENGINE_DECODERS decoders (scheduler.py);
 the ops that read a whole file (probe, diarize, voiceprint, redact_audio, refine) run in a pool beside the decoder,
 each answered when done (op_pool.py); the others (ping, cancel, stream_*) are answered between two batched passes.
 """
@@ -98,7 +98,13 @@ def main() -> int:
         return 2
     try:
         writer.ready(__version__)
-        log.info("sori_engine %s ready (pid %d, %d transcribe jobs in flight)", __version__, os.getpid(), options.jobs)
+        log.info(
+            "sori_engine %s ready (pid %d, %d transcribe jobs in flight, %d decoders)",
+            __version__,
+            os.getpid(),
+            options.jobs,
+            options.decoders,
+        )
         _serve(sys.stdin.buffer, writer, options)
     except BrokenPipeError:
         log.error("worker closed the protocol pipe; exiting")
@@ -196,6 +202,7 @@ def _take(line: bytes, writer: LineWriter, scheduler: Any, pool: Any, started: d
                     params,
                     lambda fraction: writer.progress(rid, fraction) if rid in started else None,
                     (lambda cp: writer.checkpoint(rid, cp) if rid in started else None) if params.checkpoints else None,
+                    windows_in_flight=scheduler.windows_each,
                 ),
             )
             return

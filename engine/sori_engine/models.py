@@ -1,7 +1,7 @@
 """Load-once cache of speech models (model/interface.py's `SpeechModel`).
 
 Loading base takes about a second and larger models much longer, so each distinct (path, device, compute type,
-threads) is loaded on first use and kept for the life of the process. The worker uses one or two registry entries,
+threads, passes at once) is loaded on first use and kept for the life of the process. The worker uses one or two registry entries,
 so the cache is not bounded. Every model is a faster-whisper one today (model/faster_whisper_backend.py); a second
 backend is picked here, by what its directory holds.
 """
@@ -27,6 +27,7 @@ class ModelKey:
     device: str
     compute_type: str
     cpu_threads: int
+    inter_threads: int
 
 
 _cache: dict[ModelKey, SpeechModel] = {}
@@ -34,7 +35,7 @@ _loading = threading.Lock()  # requests' stages run in threads (scheduler.py): o
 
 
 def get_model(cfg: ModelConfig) -> SpeechModel:
-    key = ModelKey(os.path.abspath(cfg.path), cfg.device, cfg.compute_type, cfg.cpu_threads)
+    key = ModelKey(os.path.abspath(cfg.path), cfg.device, cfg.compute_type, cfg.cpu_threads, cfg.inter_threads)
     with _loading:
         model = _cache.get(key)
         if model is None:
@@ -50,13 +51,14 @@ def loaded_paths() -> list[str]:
 
 def _load(key: ModelKey) -> SpeechModel:
     started = time.monotonic()
-    model = FasterWhisperModel.load(key.path, key.device, key.compute_type, key.cpu_threads)
+    model = FasterWhisperModel.load(key.path, key.device, key.compute_type, key.cpu_threads, key.inter_threads)
     log.info(
-        "loaded model %s (device=%s compute_type=%s cpu_threads=%d) in %.1fs",
+        "loaded model %s (device=%s compute_type=%s cpu_threads=%d inter_threads=%d) in %.1fs",
         key.path,
         key.device,
         key.compute_type,
         key.cpu_threads,
+        key.inter_threads,
         time.monotonic() - started,
     )
     return model

@@ -1,8 +1,8 @@
-"""The ops other than transcribe that take real time (docs/engine.md, "Many jobs in one engine").
+"""The ops other than transcribe that take real time (docs/engine.md, "One engine for the host").
 
 `probe`, `diarize`, `voiceprint`, `redact_audio` and `refine` read a whole file, and diarization or refinement of a
-long one takes minutes. Answered on the decoder thread they would stall every other job's batched passes (and a
-`ping`) until done, so they run in a pool of their own beside the decoder and the transcriptions' CPU stages, and
+long one takes minutes. Answered on the main thread they would stall every other job's batched passes (and a
+`ping`) until done, so they run in a pool of their own beside the decoders and the transcriptions' CPU stages, and
 each is answered from its thread when it is done. The models they use load once behind locks of their own
 (models.py, diarization/models), and CTranslate2 and ONNX Runtime take concurrent calls.
 
@@ -36,7 +36,7 @@ class _Dropped(Exception):
 
 class OpPool:
     """Runs requests in `threads` threads and answers each through `writer`; `wake()` is called after each answer
-    (from the pool thread) so that a decoder waiting for its inbox sees `idle` and `broken` change."""
+    (from the pool thread) so that the main thread waiting for its inbox sees `idle` and `broken` change."""
 
     def __init__(self, threads: int, writer: LineWriter, wake: Callable[[], None] = lambda: None) -> None:
         self._writer = writer
@@ -44,7 +44,7 @@ class OpPool:
         self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="sori-ops")
         self._lock = threading.Lock()
         self._running: dict[str, tuple[str, Future[None]]] = {}  # request id: its op, its work
-        # The protocol pipe closed under a pool thread's answer: the decoder thread raises it.
+        # The protocol pipe closed under a pool thread's answer: the main thread raises it.
         self.broken: BrokenPipeError | None = None
 
     def submit(self, rid: str, op: str, work: Work) -> None:

@@ -53,6 +53,7 @@ class ModelConfig:
     cpu_threads: int = 0
     vad: bool = True
     decode: DecodeOptions = DEFAULT  # the registry entry's preset and overrides (decode/options.py)
+    inter_threads: int = 1  # batched passes the model runs at once, its weights held once (CTranslate2's name)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,10 @@ def parse_model(obj: Any) -> ModelConfig:
         cpu_threads=get_field(obj, "cpu_threads", is_int, "an integer", d.cpu_threads),
         vad=get_field(obj, "vad", is_bool, "a boolean", d.vad),
         decode=parse_decode(obj.get("decode")),
+        inter_threads=get_field(obj, "inter_threads", is_int, "an integer", d.inter_threads),
     )
+    if cfg.inter_threads < 1:
+        raise bad_request("field model.inter_threads must be >= 1")
     if cfg.beam_size < 1:
         raise bad_request("field model.beam_size must be >= 1")
     if cfg.cpu_threads < 0:

@@ -9,8 +9,9 @@
 6. clean: the file-level hallucination rules over the whole transcript (verdicts/per_file.py).
 
 After each window a checkpoint is emitted (checkpoint.py). `transcribe_steps` is the operation as steps
-(decode/rounds.py's `Steps`): it yields each batched pass it waits for, so that the engine's scheduler decodes the
-passes of several requests in shared batches (scheduler.py); `transcribe` decodes each pass at once. `hook(stage, artefact)`, when given, is called after each
+(decode/parts.py's `Request`): it yields the batched passes it waits for, up to `windows_in_flight` windows at once,
+so that the engine's scheduler decodes them on all its decoders, beside other requests' in shared batches
+(scheduler.py); `transcribe` decodes each pass at once. `hook(stage, artefact)`, when given, is called after each
 stage with what it made, for benchmarks and profiles. Every tunable is a field of the request's DecodeOptions.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ import numpy as np
 from . import audio as audio_io
 from . import checkpoint, models, phone
 from .audio import SAMPLE_RATE
-from .decode import placement, rounds
+from .decode import parts, placement, rounds
 from .decode.language import Languages, check_languages
 from .decode.windows import Window, group, skip_to, windows
 from .model.interface import Prompting, SpeechModel
@@ -73,7 +74,7 @@ def transcribe(
     progress_interval_s: float = 1.0,
 ) -> TranscribeResult:
     """`req.audio_path` transcribed; `emit_progress` gets the fraction done at most every `progress_interval_s`."""
-    return rounds.run_alone(transcribe_steps(req, emit_progress, emit_checkpoint, hook, progress_interval_s))
+    return parts.run_alone(transcribe_steps(req, emit_progress, emit_checkpoint, hook, progress_interval_s))
 
 
 def transcribe_steps(
@@ -82,15 +83,18 @@ def transcribe_steps(
     emit_checkpoint: Callable[[dict], None] | None = None,
     hook: Hook = _no_hook,
     progress_interval_s: float = 1.0,
-) -> rounds.Steps[TranscribeResult]:
-    """`transcribe` as steps: yields each batched pass it waits for (rounds.Need) and returns the result."""
+    windows_in_flight: int | Callable[[], int] = 1,
+) -> parts.Request[TranscribeResult]:
+    """`transcribe` as steps: yields the batched passes it waits for (parts.Pending), of up to `windows_in_flight`
+    windows at once (a count, or asked as each window opens), and returns the result."""
     model = models.get_model(req.model)
     check_languages(req, model.languages)
     info = audio_io.probe_or_none(req.audio_path)
     expected_s = audio_io.expected_duration(req.audio_path, req.max_duration_s, info)
     progress = ProgressReporter(emit_progress, expected_s, progress_interval_s)
     blocks = audio_io.stream(req.audio_path, req.max_duration_s, req.channel)
-    return (yield from _run(model, req, blocks, phone.narrowband_container(info), progress, emit_checkpoint, hook=hook))
+    narrowband = phone.narrowband_container(info)
+    return (yield from _run(model, req, blocks, narrowband, progress, emit_checkpoint, hook=hook, k=windows_in_flight))
 
 
 def transcribe_audio(
@@ -109,7 +113,7 @@ def transcribe_audio(
     check_languages(req, model.languages)
     frames = None if window_s is None else round(model.frames_of(window_s))
     progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
-    return rounds.run_alone(_run(model, req, [audio], narrowband, progress, None, frames, speech_probs))
+    return parts.run_alone(_run(model, req, [audio], narrowband, progress, None, frames, speech_probs))
 
 
 def _run(
@@ -122,14 +126,15 @@ def _run(
     window_frames: int | None = None,
     known_probs: np.ndarray | None = None,
     hook: Hook = _no_hook,
-) -> rounds.Steps[TranscribeResult]:
+    k: int | Callable[[], int] = 1,
+) -> parts.Request[TranscribeResult]:
     o = req.model.decode
     languages = Languages(model, req, o)
     segments: list[Segment] = []
     speech = per_file.SpeechMapBuilder()  # the file's speech map, for the last stage
     window_s = checkpoint.window_s()
     ckey = checkpoint.key(req, window_s)
-    index, start, total = 0, 0, 0  # windows done (here or before a resume), where to start, samples seen
+    index, start, total = 0, 0, 0  # windows done before a resume, where to start, samples seen
     head: np.ndarray | None = None  # the file's first 30 s, to detect on when no speech is found
     resumed = checkpoint.restore(req.resume_from, ckey)
     if resumed is not None:
@@ -142,28 +147,48 @@ def _run(
         progress.update(start / SAMPLE_RATE)
         log.info("resuming after %d window(s), at %.1f s", index, start / SAMPLE_RATE)
     use_vad = req.model.vad or req.language_mode == "multi"
-    for window in windows(blocks, use_vad, window_s, o, narrowband, start, known_probs):
-        hook("window", window)
-        if head is None and resumed is None:
-            head = window.audio[: int(o.chunk_s * SAMPLE_RATE)].copy()
-        total = window.offset + window.audio.shape[0]
-        speech.add_probs(window.offset, window.probs)
-        new = yield from _decode_window(model, req, window, languages, progress, window_frames, hook)
-        segments.extend(new)
-        progress.update(total / SAMPLE_RATE)
+
+    def window_parts() -> Iterator[rounds.Steps[_WindowDone]]:
+        nonlocal head, total
+        for window in windows(blocks, use_vad, window_s, o, narrowband, start, known_probs):
+            hook("window", window)
+            if head is None and resumed is None:
+                head = window.audio[: int(o.chunk_s * SAMPLE_RATE)].copy()
+            total = window.offset + window.audio.shape[0]
+            speech.add_probs(window.offset, window.probs)
+            yield _decode_window(model, req, window, languages, progress, window_frames, hook)
+
+    def window_done(i: int, done: _WindowDone) -> None:
+        segments.extend(done.segments)
+        window = done.window
+        end = window.offset + window.audio.shape[0]
+        progress.update(end / SAMPLE_RATE)
         if emit_checkpoint is not None:
-            end = window.offset + window.audio.shape[0]
-            state = (languages.language, languages.probs, languages.weighted)
-            emit_checkpoint(checkpoint.make(index, ckey, window.offset, end, window.probs, new, *state))
-        index += 1
-    duration_s = total / SAMPLE_RATE
-    language, probs = languages.finish(lambda: _head(req, head, resumed is not None))
-    # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
-    placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
-    hook("placement", placed)
-    cleaned = per_file.clean(placed, speech.build(), o)
-    hook("clean", cleaned)
-    return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
+            emit_checkpoint(
+                checkpoint.make(index + i, ckey, window.offset, end, window.probs, done.segments, *done.state)
+            )
+
+    def finish(_done: list[_WindowDone]) -> TranscribeResult:
+        duration_s = total / SAMPLE_RATE
+        language, probs = languages.finish(lambda: _head(req, head, resumed is not None))
+        # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.
+        placed = sorted((placement.in_file(s, duration_s) for s in segments), key=lambda s: s.start)
+        hook("placement", placed)
+        cleaned = per_file.clean(placed, speech.build(), o)
+        hook("clean", cleaned)
+        return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
+
+    return (yield from parts.concurrently(window_parts(), k, window_done, finish))
+
+
+@dataclass
+class _WindowDone:
+    """A window's segments (file time, before the last stage), and the language state after its language stage
+    (for its checkpoint: what it is when the windows run one after another)."""
+
+    window: Window
+    segments: list[Segment]
+    state: tuple[str | None, dict[str, float] | None, dict[str, float]]
 
 
 def _decode_window(
@@ -174,7 +199,7 @@ def _decode_window(
     progress: ProgressReporter,
     window_frames: int | None,
     hook: Hook,
-) -> rounds.Steps[list[Segment]]:
+) -> rounds.Steps[_WindowDone]:
     """One window's segments (file time, before the last stage): its chunks by language, each language's decoded
     together."""
     o = req.model.decode
@@ -184,6 +209,7 @@ def _decode_window(
     for chunk in chunks:
         by_language.setdefault(languages.of(window.audio, chunk), []).append(chunk)
     hook("language", by_language)
+    state = (languages.language, languages.probs, dict(languages.weighted))
     speech_map = per_file.SpeechMap(window.probs)  # window time, as the decoded segments
     job = rounds.Job(
         window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SAMPLE_RATE)
@@ -200,7 +226,7 @@ def _decode_window(
             if segment is not None:
                 out.append(segment)
                 progress.update(segment.end)
-    return out
+    return _WindowDone(window, out, state)
 
 
 def _head(req: TranscribeParams, head: np.ndarray | None, resumed: bool) -> np.ndarray:

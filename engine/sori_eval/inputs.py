@@ -54,7 +54,7 @@ def build_mix(out: Path, scale: str = "full") -> list[dict]:
     Korean calls of 1, 2, 3 and 5 minutes: the 69 s two-speaker dialogue, then Korean clips in turn, half-second
     pauses; a call holds whole clips only (the dialogue even in the 1-minute call), so its reference is the clips'
     transcripts end to end. Then every ja and en file of the shared set; with scale "full" one hour of the shared
-    Korean recordings repeated."""
+    Korean recordings repeated. Scale "turnaround": the 5-minute call and those recordings for 20 and 60 minutes."""
     out.mkdir(parents=True, exist_ok=True)
     refs = {c.file: c.reference for c in manifest()}
     dialogue_file = "multi/deeply_ko_dialogue_constructed.wav"
@@ -84,19 +84,28 @@ def build_mix(out: Path, scale: str = "full") -> list[dict]:
             write_wav(out / name, x)
             entries.append({"file": name, "language": lang, "seconds": x.size / SR, "diarize": False,
                             "reference": refs.get(f"{lang}/{p.name}")})  # fmt: skip
-    if scale == "full":
+    if scale in ("full", "turnaround"):
         recordings = [audio_io.decode(str(p)) for p in sorted((TESTDATA / "untranscribed").glob("vito_tritony_*.wav"))]
-        parts, total, i = [], 0, 0
-        while total < 3600 * SR:
-            r = recordings[i % len(recordings)]
-            parts += [r, pause]
-            total += r.size + pause.size
-            i += 1
-        write_wav(out / "ko-recording-1h.wav", np.concatenate(parts)[: 3600 * SR])
-        entries.append({"file": "ko-recording-1h.wav", "language": "ko", "seconds": 3600.0, "diarize": False,
-                        "reference": None})  # fmt: skip
+        for minutes in (20, 60) if scale == "turnaround" else (60,):
+            name = "ko-recording-1h.wav" if minutes == 60 else f"ko-recording-{minutes}min.wav"
+            write_wav(out / name, _end_to_end(recordings, pause, minutes * 60 * SR))
+            entries.append({"file": name, "language": "ko", "seconds": minutes * 60.0, "diarize": False,
+                            "reference": None})  # fmt: skip
+    if scale == "turnaround":  # the long recordings and the 5-minute diarized call, each to be run alone
+        entries = [e for e in entries if e["file"].startswith("ko-recording") or e["file"] == "ko-call-5min.wav"]
     (out / "mix.json").write_text(json.dumps(entries, indent=1))
     return entries
+
+
+def _end_to_end(recordings: list[np.ndarray], pause: np.ndarray, size: int) -> np.ndarray:
+    """The recordings in turn, `pause` after each, repeated up to `size` samples."""
+    parts, total, i = [], 0, 0
+    while total < size:
+        r = recordings[i % len(recordings)]
+        parts += [r, pause]
+        total += r.size + pause.size
+        i += 1
+    return np.concatenate(parts)[:size]
 
 
 def long_recording(path: Path, hours: float, block_s: float) -> float:
@@ -123,7 +132,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("mix")
     m.add_argument("out", type=Path)
-    m.add_argument("--scale", choices=["small", "full"], default="full")
+    m.add_argument("--scale", choices=["small", "full", "turnaround"], default="full")
     long = sub.add_parser("long")
     long.add_argument("out", type=Path)
     long.add_argument("--minutes", type=float, default=60)

@@ -5,7 +5,7 @@ place at once. The real small model, through the scheduler's public functions.
 Not equal to the bit: CTranslate2's decoder gives a clip slightly different scores in a batch of other clips than
 alone (a 30 s clip, full window either way, in a batch of one or of four), and where greedy decoding is near a tie
 a word or a segment boundary goes the other way; a short clip's encoder window is also its batch's longest clip's.
-The same holds today between a file's own chunks (docs/engine.md, "Many jobs in one engine"). So the bounds: the
+The same holds today between a file's own chunks (docs/engine.md, "One engine for the host"). So the bounds: the
 text of each request within a few characters of its text alone, and no further from its reference."""
 
 from __future__ import annotations
@@ -52,7 +52,12 @@ def _close_to_alone(testdata: Path, files: dict[str, str], alone: dict[str, Any]
 
 
 def _through_scheduler(
-    reqs: dict[str, TranscribeParams], jobs: int, cancel: tuple[str, ...] = (), gather_s: float = 0.5
+    reqs: dict[str, TranscribeParams],
+    jobs: int,
+    cancel: tuple[str, ...] = (),
+    gather_s: float = 0.5,
+    decoders: int = 1,
+    checkpoints: list[dict] | None = None,
 ) -> tuple[dict[str, Any], list[str], Scheduler]:
     """Each request's result (or error) through one scheduler with `jobs` in flight, and the order they finished."""
     finished: dict[str, Any] = {}
@@ -63,9 +68,16 @@ def _through_scheduler(
         finished[rid] = error if error is not None else result
         order.append(rid)
 
-    scheduler = Scheduler(SchedulerOptions(jobs=jobs, stage_threads=jobs, gather_s=gather_s), finish, woken.set)
+    options = SchedulerOptions(jobs=jobs, stage_threads=jobs, decoders=decoders, gather_s=gather_s)
+    scheduler = Scheduler(options, finish, woken.set)
+    emit = checkpoints.append if checkpoints is not None else None
     for rid, req in reqs.items():
-        scheduler.submit(rid, lambda req=req: transcriber.transcribe_steps(req, lambda _f: None))
+        scheduler.submit(
+            rid,
+            lambda req=req: transcriber.transcribe_steps(
+                req, lambda _f: None, emit, windows_in_flight=scheduler.windows_each
+            ),
+        )
     for rid in cancel:
         scheduler.step()  # admitted, its stages started
         assert scheduler.cancel(rid)
@@ -106,6 +118,27 @@ def test_a_short_call_behind_a_long_file_finishes_first(testdata: Path, model: d
     reqs = {"long": _params(model, long, words=False), "short": _params(model, testdata / FILES[1], words=False)}
     _results, order, _s = _through_scheduler(reqs, jobs=2)
     assert order == ["short", "long"]
+
+
+def test_a_long_file_alone_keeps_every_decoder_busy(
+    testdata: Path, model: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("SORI_ENGINE_WINDOW_S", "60")  # 4 windows of a minute
+    clip = audio_io.decode(str(testdata / FILES[0]))
+    long = write_wav(tmp_path / "long.wav", np.concatenate([clip] * 4))
+    req = _params(model, long, words=False)
+    req = TranscribeParams(**{**req.__dict__, "checkpoints": True})
+    alone = transcriber.transcribe(req, lambda _f: None)
+    checkpoints: list[dict] = []
+    results, _order, scheduler = _through_scheduler({"long": req}, jobs=1, decoders=2, checkpoints=checkpoints)
+    assert scheduler.most_at_once == 2  # two windows' passes decoding at once
+    assert [c["index"] for c in checkpoints] == list(range(len(checkpoints)))  # in window order, as one at a time
+    assert len(checkpoints) >= 4
+    a, t = _text(alone), _text(results["long"])
+    assert t == a  # its windows never share a batch: the text of one at a time
+    again = TranscribeParams(**{**req.__dict__, "resume_from": checkpoints[:2]})
+    resumed, _order, _s = _through_scheduler({"again": again}, jobs=1, decoders=2)
+    assert _text(resumed["again"]) == a  # resumed after two windows: the others decoded again, as before
 
 
 def test_a_cancelled_request_frees_its_place_at_once(testdata: Path, model: dict[str, Any]) -> None:

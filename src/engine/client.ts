@@ -1,7 +1,7 @@
 // Spawns the Python engine (`python -m sori_engine`) and speaks its JSON-lines protocol (docs/engine.md).
 // Many requests may be in flight at once, each answered by its id: the engine runs up to SORI_ENGINE_JOBS
 // transcriptions together, their clips decoded in shared batches, runs the ops that read a whole file beside them,
-// and answers the others between two batched passes (docs/engine.md, "Many jobs in one engine"). The requests in flight may belong to different jobs, so one request's
+// and answers the others between two batched passes (docs/engine.md, "One engine for the host"). The requests in flight may belong to different jobs, so one request's
 // end never takes the others down: an aborted request (its signal) or one past its time budget fails alone, at
 // once, and the engine is told to drop it (`cancel`); a request past its budget also has the engine checked with a
 // `ping`, and only an engine that does not answer it is killed. If the process dies, every request in flight fails

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { MAX_WORKERS, projectRoot } from "../config.js";
+import { projectRoot } from "../config.js";
 import type { ModelSpec } from "./protocol.js";
 
 export type ModelName = "sommers" | "whisper";
@@ -16,6 +16,8 @@ const EntrySchema = z.object({
   compute_type: z.string().default("int8"),
   beam_size: z.number().int().min(1).max(20).default(1),
   cpu_threads: z.number().int().min(0).default(0),
+  // Batched passes of the model at once in a batch engine (CTranslate2's inter_threads); unset: the host's layout.
+  inter_threads: z.number().int().min(1).max(64).optional(),
   vad: z.boolean().default(true),
   // Decoding options that override the entry's preset (field names and ranges: the engine's DecodeOptions).
   decode: z.record(z.string(), z.number()).optional(),
@@ -32,54 +34,6 @@ export function defaultRegistry(modelsDir: string): ModelRegistry {
     sommers: { ...BASE_ENTRY, path: base, beam_size: 5, decode: { preset: "sommers" } },
     whisper: { ...BASE_ENTRY, path: base, beam_size: 1, decode: { preset: "whisper" } },
   };
-}
-
-/**
- * SORI_ENGINE_JOBS when it is not set: 4 where a batch model runs on a GPU (one model copy, its clips in shared
- * batches), 1 on a CPU host, where workers sharing one engine were slower than an engine each: 2 workers on the
- * small mix through `sori serve`, 2 cores, 87 s wall and 133 CPU s sharing against 63 s and 121 s apart
- * (docs/performance.md, "Settings chosen").
- */
-export function engineJobsFor(registry: ModelRegistry): number {
-  return onGpu(registry) ? 4 : 1;
-}
-
-/** A batch model of the registry runs on a GPU. */
-function onGpu(registry: ModelRegistry): boolean {
-  return registry.sommers.device === "cuda" || registry.whisper.device === "cuda";
-}
-
-const CT2_DEFAULT_THREADS = 4;
-
-/**
- * The registry as a host with `engines` batch engines runs it. CTranslate2's default for `cpu_threads` 0 is 4
- * threads per engine whatever the cores: an entry left at 0 gets the host's cores shared among its engines instead
- * (at least one each; a single engine at most CTranslate2's 4). On 2 cores, 2 engines (a worker each) spent 383 CPU
- * s on the throughput mix at one thread each against 468 s at the default; one engine on a 5-minute call took 34 s
- * wall and 48 CPU s at 2 threads against 40 s and 54 s at 4 (docs/performance.md, "Settings chosen"). An explicit
- * value, and a GPU entry, are kept.
- */
-export function forEngines(registry: ModelRegistry, engines: number, cores: number): ModelRegistry {
-  if (engines <= 0) return registry;
-  const shared = Math.max(1, Math.floor(cores / engines));
-  return withCpuThreads(registry, engines === 1 ? Math.min(CT2_DEFAULT_THREADS, shared) : shared);
-}
-
-/**
- * SORI_WORKERS when it is not set: the jobs in flight that fill the host. Where a model runs on a GPU, the jobs of
- * one engine (`engineJobs`), whose clips share its batches; on a CPU host, a worker per core, each with an engine of
- * its own on one thread (forEngines), at most one per GiB of memory (an engine holds 0.5-0.7 GB with a job in
- * flight). On 2 cores the small throughput mix took 64 s wall and 122 CPU s with 2 workers against 142 s and 146 s
- * with 1 (docs/performance.md, "Settings chosen").
- */
-export function defaultWorkers(
-  registry: ModelRegistry,
-  engineJobs: number,
-  cores: number,
-  memoryBytes: number,
-): number {
-  if (onGpu(registry)) return engineJobs;
-  return Math.max(1, Math.min(cores, Math.floor(memoryBytes / 1024 ** 3), MAX_WORKERS));
 }
 
 /**

@@ -6,6 +6,8 @@ export interface ModelSpec {
   compute_type: string;
   beam_size: number;
   cpu_threads: number;
+  /** Batched passes of the model a batch engine runs at once, on one copy of its weights (src/engine/layout.ts). */
+  inter_threads?: number;
   vad: boolean;
   /** The engine's decoding options: `preset` (the registry entry's name) and fields that override it
    * (engine/sori_engine/decode/options.py; docs/engine.md, "Decoding options"). */

@@ -131,27 +131,46 @@ async function recognize(input: PipelineInput, deps: PipelineDeps, audioSeconds:
   }
   const diarizing = input.config.use_diarization;
   const onProgress = deps.onProgress;
-  // Stage timings feed /metrics; "transcribe" is the engine's whole request (decode, VAD and recognition).
-  const request = await resumable(params, deps.checkpoints, 0);
-  const raw = await timeStage("transcribe", () =>
-    deps.engine.transcribe(request.params, {
-      ...(request.onCheckpoint ? { onCheckpoint: request.onCheckpoint } : {}),
-      // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
-      onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
-      timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
-      signal: deps.signal,
-    }),
-  );
+  // Diarization reads the audio, not the words: it runs beside the recognition, so that a diarized call alone has
+  // work for every core of the engine (docs/performance.md, "One engine for the host"). It is stopped when the
+  // recognition fails.
+  const stopDiarize = new AbortController();
+  const diarizeSignal = deps.signal ? AbortSignal.any([deps.signal, stopDiarize.signal]) : stopDiarize.signal;
+  const diarized = diarizing
+    ? timeStage("diarize", () =>
+        deps.engine.diarize(
+          {
+            audio_path: input.audioPath,
+            spk_count: input.config.diarization.spk_count,
+            max_duration_s: input.maxAudioS,
+          },
+          { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000), signal: diarizeSignal },
+        ),
+      )
+    : null;
+  diarized?.catch(() => {}); // awaited below, or dropped with the recognition's failure
+  let raw: Awaited<ReturnType<Engine["transcribe"]>>;
+  try {
+    // Stage timings feed /metrics; "transcribe" is the engine's whole request (decode, VAD and recognition).
+    const request = await resumable(params, deps.checkpoints, 0);
+    raw = await timeStage("transcribe", () =>
+      deps.engine.transcribe(request.params, {
+        ...(request.onCheckpoint ? { onCheckpoint: request.onCheckpoint } : {}),
+        // When diarizing, recognition is about 90 % of the work; the diarize op takes the rest.
+        onProgress: onProgress && diarizing ? (f) => onProgress(0.9 * f) : onProgress,
+        timeoutMs: Math.round((120 + budgetS * deps.timeoutFactor) * 1000),
+        signal: deps.signal,
+      }),
+    );
+  } catch (err) {
+    stopDiarize.abort();
+    throw err;
+  }
   const wordTimestamps = needsWords(input.config);
   let recognized: Utterance[];
   let turns: { start: number; end: number; speaker: number }[] = [];
-  if (diarizing) {
-    ({ turns } = await timeStage("diarize", () =>
-      deps.engine.diarize(
-        { audio_path: input.audioPath, spk_count: input.config.diarization.spk_count, max_duration_s: input.maxAudioS },
-        { timeoutMs: Math.round((60 + budgetS * deps.timeoutFactor) * 1000), signal: deps.signal },
-      ),
-    ));
+  if (diarized) {
+    ({ turns } = await diarized);
     recognized = speakerUtterances(raw.segments, turns, { wordTimestamps });
   } else {
     recognized = toUtterances(raw.segments, { wordTimestamps });

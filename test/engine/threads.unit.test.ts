@@ -1,62 +1,56 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  defaultRegistry,
-  defaultWorkers,
-  engineJobsFor,
-  forEngines,
-  forStreamEngines,
-} from "../../src/engine/models.js";
+import { hostLayout } from "../../src/engine/layout.js";
+import { defaultRegistry, forStreamEngines } from "../../src/engine/models.js";
 
-describe("forEngines: CPU threads per batch engine", () => {
+const GiB = 1024 ** 3;
+const none = { workers: null, engineJobs: null, decoders: null };
+
+describe("hostLayout: workers, engines and decoders by the host", () => {
   const registry = defaultRegistry("/models");
+  const gpu = { ...registry, sommers: { ...registry.sommers, device: "cuda" as const } };
 
-  it("shares the cores among several engines, at least one thread each", () => {
-    assert.equal(forEngines(registry, 2, 2).whisper.cpu_threads, 1);
-    assert.equal(forEngines(registry, 3, 8).sommers.cpu_threads, 2);
-    assert.equal(forEngines(registry, 4, 2).sommers.cpu_threads, 1);
+  it("runs one engine on a CPU host: a worker per core, a decoder per core on one thread each", () => {
+    const two = hostLayout(registry, { cores: 2, memoryBytes: 8 * GiB }, none);
+    assert.deepEqual([two.workers, two.engines, two.engineJobs, two.decoders], [2, 1, 2, 2]);
+    assert.equal(two.models.sommers.cpu_threads, 1);
+    assert.equal(two.models.whisper.inter_threads, 2);
+    const many = hostLayout(registry, { cores: 16, memoryBytes: 128 * GiB }, none);
+    assert.deepEqual([many.workers, many.engines, many.decoders], [16, 1, 16]);
+    assert.equal(many.models.sommers.inter_threads, 16);
+    assert.equal(registry.sommers.cpu_threads, 0); // the registry itself is not changed
   });
 
-  it("gives a single engine the cores up to CTranslate2's default of 4, and leaves an API-only process alone", () => {
-    assert.equal(forEngines(registry, 1, 1).sommers.cpu_threads, 1);
-    assert.equal(forEngines(registry, 1, 2).sommers.cpu_threads, 2);
-    assert.equal(forEngines(registry, 1, 16).sommers.cpu_threads, 4);
-    assert.equal(forEngines(registry, 0, 2).sommers.cpu_threads, 0);
+  it("caps the workers by memory, not the decoders", () => {
+    const small = hostLayout(registry, { cores: 16, memoryBytes: 6.5 * GiB }, none);
+    assert.deepEqual([small.workers, small.engines, small.decoders], [6, 1, 16]);
+    assert.equal(hostLayout(registry, { cores: 1, memoryBytes: 0.5 * GiB }, none).workers, 1);
+    assert.equal(hostLayout(registry, { cores: 256, memoryBytes: 1024 * GiB }, none).workers, 64);
   });
 
-  it("keeps a value the registry sets, and leaves GPU entries and the registry itself as they are", () => {
-    const set = { ...registry, sommers: { ...registry.sommers, cpu_threads: 3 } };
-    assert.equal(forEngines(set, 2, 2).sommers.cpu_threads, 3);
-    const gpu = { ...registry, whisper: { ...registry.whisper, device: "cuda" as const } };
-    assert.equal(forEngines(gpu, 2, 16).whisper.cpu_threads, 0);
-    forEngines(registry, 2, 2);
-    assert.equal(registry.sommers.cpu_threads, 0);
-  });
-});
-
-describe("engineJobsFor: jobs per engine when SORI_ENGINE_JOBS is not set", () => {
-  it("1 on a CPU host (an engine per worker), 4 where a batch model runs on a GPU", () => {
-    const registry = defaultRegistry("/models");
-    assert.equal(engineJobsFor(registry), 1);
-    assert.equal(engineJobsFor({ ...registry, sommers: { ...registry.sommers, device: "cuda" as const } }), 4);
-  });
-});
-
-describe("defaultWorkers: workers when SORI_WORKERS is not set", () => {
-  const registry = defaultRegistry("/models");
-  const GiB = 1024 ** 3;
-
-  it("a worker per core on a CPU host, at most one per GiB of memory, at least one", () => {
-    assert.equal(defaultWorkers(registry, 1, 2, 8 * GiB), 2);
-    assert.equal(defaultWorkers(registry, 1, 16, 6.5 * GiB), 6);
-    assert.equal(defaultWorkers(registry, 1, 1, 0.5 * GiB), 1);
-    assert.equal(defaultWorkers(registry, 1, 256, 1024 * GiB), 64);
+  it("shares the cores among the engines an explicit job count makes", () => {
+    const apart = hostLayout(registry, { cores: 2, memoryBytes: 8 * GiB }, { ...none, engineJobs: 1 });
+    assert.deepEqual([apart.workers, apart.engines, apart.decoders], [2, 2, 1]);
+    const one = hostLayout(registry, { cores: 4, memoryBytes: 8 * GiB }, { ...none, workers: 1 });
+    assert.deepEqual([one.engines, one.decoders], [1, 4]);
+    const set = hostLayout(registry, { cores: 8, memoryBytes: 8 * GiB }, { ...none, decoders: 3 });
+    assert.equal(set.models.sommers.inter_threads, 3);
   });
 
-  it("one engine's jobs where a model runs on a GPU", () => {
-    const gpu = { ...registry, sommers: { ...registry.sommers, device: "cuda" as const } };
-    assert.equal(defaultWorkers(gpu, 4, 16, 128 * GiB), 4);
-    assert.equal(defaultWorkers(gpu, 2, 16, 128 * GiB), 2);
+  it("keeps a model entry's own threads", () => {
+    const own = { ...registry, sommers: { ...registry.sommers, cpu_threads: 3, inter_threads: 1 } };
+    const layout = hostLayout(own, { cores: 8, memoryBytes: 8 * GiB }, none);
+    assert.equal(layout.models.sommers.cpu_threads, 3);
+    assert.equal(layout.models.sommers.inter_threads, 1);
+    assert.equal(layout.models.whisper.inter_threads, 8);
+  });
+
+  it("runs 4 jobs on one engine with one decoder where a model is on a GPU, its threads untouched", () => {
+    const g = hostLayout(gpu, { cores: 16, memoryBytes: 128 * GiB }, none);
+    assert.deepEqual([g.workers, g.engines, g.engineJobs, g.decoders], [4, 1, 4, 1]);
+    assert.equal(g.models.sommers.cpu_threads, 0);
+    assert.equal(g.models.sommers.inter_threads, undefined);
+    assert.equal(hostLayout(gpu, { cores: 16, memoryBytes: 128 * GiB }, { ...none, engineJobs: 2 }).workers, 2);
   });
 });
 

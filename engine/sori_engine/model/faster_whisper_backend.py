@@ -61,7 +61,9 @@ class FasterWhisperModel(SpeechModel):
         self.window_frames = model.feature_extractor.nb_max_frames
 
     @classmethod
-    def load(cls, path: str, device: str, compute_type: str, cpu_threads: int) -> FasterWhisperModel:
+    def load(
+        cls, path: str, device: str, compute_type: str, cpu_threads: int, inter_threads: int = 1
+    ) -> FasterWhisperModel:
         if not os.path.isdir(path):
             raise EngineError(MODEL_LOAD_FAILED, f"model directory not found: {path}")
         missing = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(path, f))]
@@ -70,8 +72,14 @@ class FasterWhisperModel(SpeechModel):
                 MODEL_LOAD_FAILED, f"not a CTranslate2 Whisper model ({', '.join(missing)} missing): {path}"
             )
         try:
+            # num_workers: CTranslate2's inter_threads, passes of this model run at once on one copy of its weights.
             model = WhisperModel(
-                path, device=device, compute_type=compute_type, cpu_threads=cpu_threads, local_files_only=True
+                path,
+                device=device,
+                compute_type=compute_type,
+                cpu_threads=cpu_threads,
+                num_workers=inter_threads,
+                local_files_only=True,
             )
         except Exception as e:  # ctranslate2 raises RuntimeError/ValueError for bad files, devices and compute types
             raise EngineError(MODEL_LOAD_FAILED, f"cannot load model {path}: {e}") from e

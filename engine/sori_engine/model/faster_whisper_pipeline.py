@@ -11,6 +11,7 @@ the backend (faster_whisper_backend.py) and this module import faster-whisper or
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -165,19 +166,24 @@ class SilenceOutputs:
         self._by_model: weakref.WeakKeyDictionary[WhisperModel, OrderedDict[tuple[int, float], np.ndarray]] = (
             weakref.WeakKeyDictionary()
         )
+        self._lock = threading.Lock()  # the engine's decoders ask from several threads
 
     def get(self, model: WhisperModel, mels: int, level: float) -> np.ndarray:
         level = round(level / self.step) * self.step
-        cache = self._by_model.setdefault(model, OrderedDict())
         key = (mels, level)
-        if key in cache:
-            cache.move_to_end(key)
-        else:
-            window = np.full((1, mels, model.feature_extractor.nb_max_frames), level, dtype=np.float32)
-            cache[key] = np.asarray(model.encode(window))
+        with self._lock:
+            cache = self._by_model.setdefault(model, OrderedDict())
+            held = cache.get(key)
+            if held is not None:
+                cache.move_to_end(key)
+                return held
+        window = np.full((1, mels, model.feature_extractor.nb_max_frames), level, dtype=np.float32)
+        out = np.asarray(model.encode(window))  # outside the lock: two threads may both encode it, once
+        with self._lock:
+            cache[key] = out
             while len(cache) > self.levels:
                 cache.popitem(last=False)
-        return cache[key]
+        return out
 
     def held(self, model: WhisperModel) -> int:
         """Levels held for `model`."""
