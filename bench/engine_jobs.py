@@ -14,10 +14,11 @@ Prints the engine's RSS once its model is loaded ("loaded": one copy of the weig
 CPU seconds of each; and the peak of N in flight against one copy plus N working sets (a working set: one's peak
 less its loaded RSS). `--model DIR` takes another model directory, e.g. one of large-v3's shape made large enough
 to see (`engine/tests/large_v3_shape.py models/whisper-base /tmp/big --width 1024 --layers 4`; random weights, so
-only memory and time mean anything). Figures, not a pass/fail test.
+only memory and time mean anything; `--decode '{"fallback_steps": 0, "max_rounds": 1}'` keeps its garbage from
+being decoded again and again). Figures, not a pass/fail test.
 
     flock ~/.sori-bench.lock .venv/bin/python bench/engine_jobs.py [--jobs 4] [--minutes 5] [--decoders 2]
-        [--model DIR] [--compute-type int8]
+        [--model DIR] [--compute-type int8] [--decode JSON]
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def run(path: Path, requests: int, jobs: int, args: argparse.Namespace) -> dict[
     assert json.loads(proc.stdout.readline())["event"] == "ready"
     threads = {"cpu_threads": 1, "inter_threads": decoders} if args.decoders else {}
     model = model_entry(1, compute_type=args.compute_type, **threads, **({"path": args.model} if args.model else {}))
+    if args.decode:
+        model["decode"] = json.loads(args.decode)
     params = {
         "audio_path": str(path),
         "model": model,
@@ -137,6 +140,7 @@ def main() -> None:
     ap.add_argument("--decoders", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--model", help="a model directory instead of whisper-base")
     ap.add_argument("--compute-type", default="int8")
+    ap.add_argument("--decode", help='decoding options, e.g. \'{"fallback_steps": 0}\' for random weights')
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = speech_file(Path(tmp) / "speech.wav", args.minutes)

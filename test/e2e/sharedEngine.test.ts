@@ -1,9 +1,10 @@
 // The workers of one `sori serve` share engines: ceil(SORI_WORKERS / SORI_ENGINE_JOBS) engine processes, each
-// running its workers' jobs at once (docs/engine.md, "Many jobs in one engine"). Two workers with SORI_ENGINE_JOBS=2
-// run two jobs at once through one engine process; on a CPU host's default (1) each worker has its own.
+// running its workers' jobs at once (docs/engine.md, "One engine for the host"). By default two workers run two jobs
+// at once through one engine process, on a decoder per core; with SORI_ENGINE_JOBS=1 each worker has its own.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { authenticate, submit, waitFinal } from "../helpers/api.js";
@@ -45,8 +46,8 @@ describe("workers sharing engines", { timeout: 300_000 }, () => {
     return { sori, token: await authenticate(sori.url, c.client_id, c.client_secret) };
   };
 
-  it("two workers, two jobs at once, one engine process", async () => {
-    const { sori, token } = await serve({ SORI_WORKERS: "2", SORI_ENGINE_JOBS: "2" });
+  it("by default two workers, two jobs at once, one engine process with a decoder per core", async () => {
+    const { sori, token } = await serve({ SORI_WORKERS: "2" });
     const ids = await Promise.all(
       FILES.map(async (f) => String((await submit(sori.url, token, path.join(TESTDATA, f), EN)).body.id)),
     );
@@ -68,14 +69,15 @@ describe("workers sharing engines", { timeout: 300_000 }, () => {
       started.every((l) => Number(l.time) < firstDone),
       "both jobs were in flight at once",
     );
+    const cores = availableParallelism();
     assert.ok(
-      sori.logs.some((l) => l.includes("2 transcribe jobs in flight")),
-      "the engine was told SORI_ENGINE_JOBS",
+      sori.logs.some((l) => l.includes(`2 transcribe jobs in flight, ${cores} decoders`)),
+      "the engine was told SORI_ENGINE_JOBS and SORI_ENGINE_DECODERS",
     );
   });
 
-  it("a CPU host's default (SORI_ENGINE_JOBS unset: 1): an engine per worker", async () => {
-    const { sori, token } = await serve({ SORI_WORKERS: "2" });
+  it("SORI_ENGINE_JOBS=1: an engine per worker", async () => {
+    const { sori, token } = await serve({ SORI_WORKERS: "2", SORI_ENGINE_JOBS: "1" });
     const ids = await Promise.all(
       FILES.map(async (f) => String((await submit(sori.url, token, path.join(TESTDATA, f), EN)).body.id)),
     );
