@@ -275,7 +275,8 @@ class Scheduler:
         except Exception as e:  # a failed pass fails the requests whose clips it held; the others go on
             log.error("a batched pass failed", exc_info=e)
             for running, _state, _items in done.taken:
-                if self._running.pop(running.id, None) is running:
+                if self._running.get(running.id) is running:  # not cancelled, nor failed by another pass
+                    del self._running[running.id]
                     self._drop(running)
                     self._finish(running.id, None, e)
             return

@@ -168,7 +168,7 @@ def _run(
                 checkpoint.make(index + i, ckey, window.offset, end, window.probs, done.segments, *done.state)
             )
 
-    def finish(_done: list[_WindowDone]) -> TranscribeResult:
+    def finish() -> TranscribeResult:
         duration_s = total / SAMPLE_RATE
         language, probs = languages.finish(lambda: _head(req, head, resumed is not None))
         # Per-chunk decoding can in rare cases emit a segment that starts before its predecessor; keep time order.

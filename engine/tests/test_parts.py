@@ -31,7 +31,9 @@ def _parts(spec: dict[str, int], log: list[str]) -> Iterator[rounds.Steps[str]]:
 def test_parts_open_in_order_and_are_done_in_order_whatever_finishes_first() -> None:
     log: list[str] = []
     done: list[tuple[int, str]] = []
-    req = parts.concurrently(_parts({"a": 3, "b": 1, "c": 1}, log), 2, lambda i, r: done.append((i, r)), list)
+    req = parts.concurrently(
+        _parts({"a": 3, "b": 1, "c": 1}, log), 2, lambda i, r: done.append((i, r)), lambda: [r for _i, r in done]
+    )
     pending = next(req)
     assert log == ["open a"] and pending.more  # b is opened only after a reached its first need
     pending = req.send(None)
@@ -53,7 +55,8 @@ def test_parts_open_in_order_and_are_done_in_order_whatever_finishes_first() -> 
 def test_run_alone_decodes_each_need_in_turn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(parts, "decode_once", lambda _s, _j, items, _r: [[] for _ in items])
     log: list[str] = []
-    req = parts.concurrently(_parts({"a": 2, "b": 2}, log), 3, lambda _i, _r: None, list)
+    out: list[str] = []
+    req = parts.concurrently(_parts({"a": 2, "b": 2}, log), 3, lambda _i, r: out.append(r), lambda: out)
     assert parts.run_alone(req) == ["a:2", "b:2"]
     assert parts.run_alone(parts.one_at_a_time(_part("x", 1, log))) == "x:1"
 
@@ -61,7 +64,7 @@ def test_run_alone_decodes_each_need_in_turn(monkeypatch) -> None:  # type: igno
 def test_the_share_is_asked_before_each_part_opens() -> None:
     log: list[str] = []
     share = [1]
-    req = parts.concurrently(_parts({"a": 1, "b": 1}, log), lambda: share[0], lambda _i, _r: None, list)
+    req = parts.concurrently(_parts({"a": 1, "b": 1}, log), lambda: share[0], lambda _i, _r: None, lambda: None)
     pending = next(req)
     assert not pending.more  # a share of one: b waits for a
     share[0] = 2
@@ -101,7 +104,9 @@ def test_the_scheduler_decodes_each_item_once_with_windows_in_flight_on_two_deco
         woken.set,
         decode,
     )
-    scheduler.submit("r", lambda: parts.concurrently(iter([part("a"), part("b"), part("c")]), 3, lambda *_: None, list))
+    names: list[str] = []
+    three = iter([part("a"), part("b"), part("c")])
+    scheduler.submit("r", lambda: parts.concurrently(three, 3, lambda _i, r: names.append(r), lambda: names))
     while not scheduler.idle:
         if not scheduler.step():
             woken.wait(0.05)

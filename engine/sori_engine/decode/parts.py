@@ -42,14 +42,15 @@ def concurrently(
     parts: Iterator[Steps[P]],
     k: int | Callable[[], int],
     done: Callable[[int, P], None],
-    finish: Callable[[list[P]], T],
+    finish: Callable[[], T],
 ) -> Request[T]:
     """The parts' steps, up to `k` in flight (or `k()`, asked before each part is opened: the engine's share for
-    this request); `done(i, result)` as each part and all before it are done; returns `finish(results)`, in order."""
+    this request); `done(i, result)` as each part and all before it are done (a result is not kept after: a
+    window's audio is freed once its segments are taken); returns `finish()` once every part is done."""
     most = k if callable(k) else (lambda: k)
     active: dict[int, tuple[int, Steps[P]]] = {}  # id(need) -> the part waiting for it
     needs: dict[int, Need] = {}
-    results: dict[int, P] = {}
+    results: dict[int, P] = {}  # parts done, waiting for those before them
     reported = 0  # parts passed to `done`
     opened = 0
     exhausted = False
@@ -61,7 +62,7 @@ def concurrently(
         except StopIteration as stop:
             results[i] = stop.value
             while reported in results:
-                done(reported, results[reported])
+                done(reported, results.pop(reported))
                 reported += 1
             return
         active[id(need)], needs[id(need)] = (i, steps), need
@@ -75,7 +76,7 @@ def concurrently(
                 settle(opened, part, None)
                 opened += 1
         if exhausted and not active:
-            return finish([results[i] for i in range(opened)])
+            return finish()
         answer = yield Pending(tuple(needs.values()), more=not exhausted and len(active) < max(1, most()))
         if answer is None:
             continue
@@ -87,7 +88,8 @@ def concurrently(
 
 def one_at_a_time(steps: Steps[T]) -> Request[T]:
     """A request of one part: `steps` as a Request."""
-    return concurrently(iter([steps]), 1, lambda _i, _r: None, lambda results: results[0])
+    out: list[T] = []
+    return concurrently(iter([steps]), 1, lambda _i, result: out.append(result), lambda: out[0])
 
 
 def run_alone(request: Request[T]) -> T:
