@@ -92,7 +92,7 @@ def build_mix(out: Path, scale: str = "full") -> list[dict]:
             entries.append({"file": name, "language": "ko", "seconds": minutes * 60.0, "diarize": False,
                             "reference": None})  # fmt: skip
     if scale == "turnaround":  # the long recordings and the 5-minute diarized call, each to be run alone
-        entries = [e for e in entries if e["file"].startswith("ko-recording") or e["file"] == "ko-call-5min.wav"]
+        entries = [e for e in entries if str(e["file"]).startswith("ko-recording") or e["file"] == "ko-call-5min.wav"]
     (out / "mix.json").write_text(json.dumps(entries, indent=1))
     return entries
 
