@@ -58,7 +58,6 @@ def test_run_alone_decodes_each_need_in_turn(monkeypatch) -> None:  # type: igno
     out: list[str] = []
     req = parts.concurrently(_parts({"a": 2, "b": 2}, log), 3, lambda _i, r: out.append(r), lambda: out)
     assert parts.run_alone(req) == ["a:2", "b:2"]
-    assert parts.run_alone(parts.one_at_a_time(_part("x", 1, log))) == "x:1"
 
 
 def test_the_share_is_asked_before_each_part_opens() -> None:

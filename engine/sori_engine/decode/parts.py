@@ -86,12 +86,6 @@ def concurrently(
         settle(i, steps, decoded)
 
 
-def one_at_a_time(steps: Steps[T]) -> Request[T]:
-    """A request of one part: `steps` as a Request."""
-    out: list[T] = []
-    return concurrently(iter([steps]), 1, lambda _i, result: out.append(result), lambda: out[0])
-
-
 def run_alone(request: Request[T]) -> T:
     """What `request` returns, each need decoded at once by itself, in the order it was asked for."""
     try:
