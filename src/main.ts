@@ -54,7 +54,10 @@ export async function start(
   );
   const { workers: workerCount, engines: engineCount, engineJobs, models } = layout;
   if (workerCount > 0) {
-    log.info({ workers: workerCount, engines: engineCount, engine_jobs: engineJobs, decoders: layout.decoders }, "layout");
+    log.info(
+      { workers: workerCount, engines: engineCount, engine_jobs: engineJobs, decoders: layout.decoders },
+      "layout",
+    );
   }
 
   // One insight model per process, shared by its workers, got ready in the background (prepareInsight).
