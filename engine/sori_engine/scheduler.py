@@ -178,10 +178,9 @@ class Scheduler:
         return True
 
     def windows_each(self) -> int:
-        """Windows a running request may have in flight: its share of the decoders (a file alone: one per decoder),
-        and one more, whose VAD and language stage run while the others decode (a 1-hour file alone on 2 decoders:
-        84 s wall and 161 CPU s against 88 and 168 with one per decoder; docs/performance.md, decision log)."""
-        return max(1, self.options.decoders // max(1, len(self._running))) + 1
+        """Windows a running request may have in flight: its share of the decoders (a file alone: one per decoder,
+        so one decoder decodes a file window after window, as before the decoders)."""
+        return max(1, self.options.decoders // max(1, len(self._running)))
 
     @property
     def idle(self) -> bool:

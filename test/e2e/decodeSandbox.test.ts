@@ -94,6 +94,8 @@ describe("a decode process killed mid-file", { timeout: 600_000 }, () => {
       SORI_WORKERS: "2",
       SORI_ENGINE_JOBS: "2",
       SORI_ENGINE_WINDOW_S: "60",
+      // One decoder: a job reads at most two windows ahead, so the kill lands while the file is still being read.
+      SORI_ENGINE_DECODERS: "1",
     };
     const c = createClient(env);
     sori = await startSori("serve", env);

@@ -40,6 +40,8 @@ describe("resume from checkpoints after kill -9 and after a SIGTERM hand-back", 
     SORI_POLL_MS: "200",
     SORI_ENGINE_WINDOW_S: "60",
     SORI_SHUTDOWN_GRACE_S: "0",
+    // One decoder: the windows finish one after another, seconds apart, so a worker can be stopped between two.
+    SORI_ENGINE_DECODERS: "1",
   };
   const procs: SoriProcess[] = [];
   const start = async (command: "serve" | "worker", args: string[] = []): Promise<SoriProcess> => {
