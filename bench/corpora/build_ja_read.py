@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rebuild the Japanese read-speech set (docs/engine.md, "Japanese read speech outside ../shared (issue 57)"): short
+"""Rebuild the Japanese read-speech set (docs/performance.md, decision log, "Issue 57's Japanese read-speech rise"): short
 clips of real people reading Japanese sentences, none of them in ../shared/testdata, written to a folder outside git
 (default ../ja-read) that bench/ja_read.py scores.
 
