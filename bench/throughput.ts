@@ -3,7 +3,9 @@
 // engine/sori_eval/inputs.py build_mix) through a fresh `sori serve` with 1 and 2 workers, every job submitted at
 // once over HTTP; and the same files through the plain faster-whisper script (bench/throughput_plain.py: sequential
 // WhisperModel.transcribe, and BatchedInferencePipeline) in the same run. Printed per system: audio hours per CPU
-// hour and per wall hour (CPU: the server's whole process tree, engines included; the plain script's own process).
+// hour and per wall hour (CPU: the server's whole process tree, engines and their ended decode processes included;
+// the plain script's own process). sori's note gives the decode processes' share of its CPU: an upper bound on what
+// decoding in a process of its own costs (docs/security.md, "Untrusted media").
 //
 //   npx tsx bench/throughput.ts [--scale small|full|turnaround] [--workers 1,2] [--cpu-threads 0] [--no-plain]
 //                                [--alone] [--files A,B] [--texts FILE] [--device cpu|cuda] [--compute-type TYPE]
@@ -37,7 +39,7 @@ import { authenticate, read, submit } from "../test/helpers/api.js";
 import { Tally } from "../test/helpers/cer.js";
 import { ROOT } from "../test/helpers/paths.js";
 import { createClient, startSori, tempDataDir } from "../test/helpers/server.js";
-import { treeCpuS } from "./procCpu.js";
+import { decodeProcessesCpuS, treeCpuS } from "./procCpu.js";
 
 interface MixEntry {
   file: string;
@@ -132,6 +134,7 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
   try {
     const token = await authenticate(sori.url, client.client_id, client.client_secret);
     const cpu0 = treeCpuS(pid);
+    const decode0 = decodeProcessesCpuS(pid);
     const w0 = Date.now();
     const ids: string[] = [];
     for (const e of mix) {
@@ -152,14 +155,18 @@ async function throughSori(mixDir: string, mix: MixEntry[], workers: number, thr
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
+    const cpuS = treeCpuS(pid) - cpu0;
+    const decodeS = decodeProcessesCpuS(pid) - decode0;
     return {
       system: `sori serve, ${workers} worker${workers > 1 ? "s" : ""}${threads ? `, cpu_threads ${threads}` : ""}${
         DEVICE === "cuda" ? `, cuda ${COMPUTE_TYPE}` : ""
       }`,
       audioS: mix.reduce((s, e) => s + e.seconds, 0),
       wallS: (Date.now() - w0) / 1000,
-      cpuS: treeCpuS(pid) - cpu0,
-      note: failed ? `${failed} failed` : "all completed",
+      cpuS,
+      note: `${failed ? `${failed} failed` : "all completed"}; decode processes ${decodeS.toFixed(1)} CPU s (${(
+        (100 * decodeS) / cpuS
+      ).toFixed(1)} %)`,
       texts,
     };
   } finally {

@@ -1,4 +1,4 @@
-"""Seeded mutations of media files, for fuzzing the decode path (engine/tests/test_media_sandbox.py, bench/fuzz_decode.py).
+"""Seeded mutations of media files, for fuzzing the decode path (engine/tests/test_media_sandbox.py, bench/fuzz_upload.ts).
 
 `mutations(data, seed, n)` gives n mutated copies of a file's bytes, the same ones for the same seed: bit flips,
 runs of 0x00 / 0xFF / random bytes, a cut, a slice repeated, header bytes changed, and length fields made huge.
@@ -56,7 +56,7 @@ def mutations(data: bytes, seed: int | str, n: int) -> Iterator[bytes]:
 
 
 # One short file per accepted format (test/audio/make_fixtures.py), as the spec names them: the seeds of the
-# mutation corpus in the tests and the longer fuzz run (bench/fuzz_decode.py).
+# mutation corpus in the tests and the longer fuzz run (bench/fuzz_upload.ts).
 SIX = {
     "wav": "wav_s16_16k_mono.wav",
     "flac": "flac_s16_48k_stereo.flac",

@@ -2,54 +2,20 @@
 // serve`, a decode process killed in the middle of a file fails that job H0010, at once and for good, while another
 // job on the same engine completes; the service answers throughout and its engine never maps FFmpeg.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { authenticate, read, submit, waitFinal } from "../helpers/api.js";
 import { joinClips } from "../helpers/joinClips.js";
-import { createClient, ROOT, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
-
-const PYTHON = path.join(ROOT, ".venv/bin/python");
-// One short file per accepted format (test/audio/make_fixtures.py).
-const SIX = [
-  "wav_s16_16k_mono.wav",
-  "flac_s16_48k_stereo.flac",
-  "mp3_44k1_mono.mp3",
-  "m4a_aac_44k1_stereo.m4a",
-  "amr_nb_8k.amr",
-  "mp4_aac_h264_video.mp4",
-];
-// Seeded mutations of a file (engine/sori_eval/mutate.py, the engine tests' and bench/fuzz_decode.py's own).
-const MUTATE = [
-  "import sys",
-  "from pathlib import Path",
-  "from sori_eval.mutate import mutations",
-  "src, out, seed, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])",
-  "for i, b in enumerate(mutations(src.read_bytes(), seed, n)):",
-  "    p = out / f'{src.stem}-{i}{src.suffix}'",
-  "    p.write_bytes(b)",
-  "    print(p)",
-].join("\n");
-
-/** Every process under `root` (children, grandchildren...). */
-function descendants(root: number): number[] {
-  const out = spawnSync("ps", ["-e", "-o", "pid=,ppid="], { encoding: "utf8" }).stdout;
-  const children = new Map<number, number[]>();
-  for (const line of out.trim().split("\n")) {
-    const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-    children.set(ppid!, [...(children.get(ppid!) ?? []), pid!]);
-  }
-  const found: number[] = [];
-  const walk = (p: number): void => {
-    for (const c of children.get(p) ?? []) {
-      found.push(c);
-      walk(c);
-    }
-  };
-  walk(root);
-  return found;
-}
+import { createClient, type SoriProcess, startSori, TESTDATA, tempDataDir } from "../helpers/server.js";
+import {
+  descendants,
+  enginesUnder,
+  ffmpegMapped,
+  makeFixtures,
+  mutatedCopies,
+  SIX,
+} from "../helpers/untrustedMedia.js";
 
 /** The decode processes (the Python child, not a bubblewrap around it) under `root` reading a file of `size`
  * bytes (a transcription's one process: it probes, then decodes). */
@@ -64,8 +30,6 @@ function streamingDecodes(root: number, size: number): number[] {
     }
   });
 }
-
-const ffmpegMapped = (pid: number): boolean => /libav(format|codec)/.test(fs.readFileSync(`/proc/${pid}/maps`, "utf8"));
 
 describe("a decode process killed mid-file", { timeout: 600_000 }, () => {
   const dirs: string[] = [];
@@ -113,13 +77,7 @@ describe("a decode process killed mid-file", { timeout: 600_000 }, () => {
       (await submit(sori.url, token, path.join(TESTDATA, "ko/picovoice_leopard_test_ko.wav"), ko)).body.id,
     );
     await new Promise((r) => setTimeout(r, 500));
-    const engines = descendants(sori.child.pid!).filter((p) => {
-      try {
-        return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("-m\0sori_engine\0");
-      } catch {
-        return false;
-      }
-    });
+    const engines = enginesUnder(sori.child.pid!);
     process.kill(pid, "SIGKILL");
 
     const failed = await waitFinal(sori.url, token, victim);
@@ -151,17 +109,8 @@ describe("mutated uploads through the service", { timeout: 600_000 }, () => {
   it("each ends in a 4xx at submit or a job completed or failed with a code; the service answers throughout", async (t) => {
     const work = tempDataDir();
     dirs.push(work);
-    const fx = JSON.parse(
-      execFileSync(PYTHON, [path.join(ROOT, "test/audio/make_fixtures.py"), work, TESTDATA], { encoding: "utf8" }),
-    ) as Record<string, string>;
-    const files = SIX.flatMap((name) =>
-      execFileSync(PYTHON, ["-c", MUTATE, fx[name]!, work, `e2e-${name}`, "3"], {
-        cwd: path.join(ROOT, "engine"),
-        encoding: "utf8",
-      })
-        .trim()
-        .split("\n"),
-    );
+    const fx = makeFixtures(work, TESTDATA);
+    const files = SIX.flatMap((name) => mutatedCopies(fx[name]!, work, `e2e-${name}`, 3));
     const dataDir = tempDataDir();
     dirs.push(dataDir);
     const env = { SORI_DATA_DIR: dataDir, SORI_PORT: "0", SORI_POLL_MS: "100", SORI_DEFAULT_MAX_CONCURRENT: "100" };
