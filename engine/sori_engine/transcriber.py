@@ -27,12 +27,13 @@ import numpy as np
 
 from . import audio as audio_io
 from . import checkpoint, models, phone
-from .audio import SAMPLE_RATE
 from .decode import parts, placement, rounds
 from .decode.language import Languages, check_languages
 from .decode.windows import Window, group, skip_to, windows
 from .model.interface import Prompting, SpeechModel
-from .protocol import Segment, TranscribeParams, TranscribeResult
+from .pcm import SAMPLE_RATE
+from .protocol import TranscribeParams, TranscribeResult
+from .transcript import Segment
 from .verdicts import per_file
 
 log = logging.getLogger(__name__)
