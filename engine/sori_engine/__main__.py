@@ -23,15 +23,13 @@ from typing import Any, BinaryIO
 
 from . import __version__
 
-# protocol.py imports only the standard library; the heavy modules (faster_whisper, CTranslate2) are imported after
-# stdout is claimed.
+# errors.py and protocol.py import only the standard library and the package's leaves; the heavy modules
+# (faster_whisper, CTranslate2) are imported after stdout is claimed.
+from .errors import INTERNAL, EngineError, bad_request
 from .protocol import (
-    INTERNAL,
-    EngineError,
     LineWriter,
     PingResult,
     Request,
-    bad_request,
     get_field,
     is_nonempty_str,
     parse_diarize,

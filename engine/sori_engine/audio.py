@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import EngineError
 from .media import sandbox
-from .media.child import SAMPLE_RATE
+from .pcm import SAMPLE_RATE
 from .protocol import ProbeResult
 
 __all__ = ["SAMPLE_RATE", "cut_spans", "decode", "expected_duration", "head", "measure", "probe", "stream"]

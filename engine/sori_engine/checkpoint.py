@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .decode.options import DEFAULT
-from .protocol import Segment, TranscribeParams, Word
+from .decode_options import DEFAULT
+from .protocol import TranscribeParams
+from .transcript import Segment, Word
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .audio import SAMPLE_RATE
+from .pcm import SAMPLE_RATE
 from .protocol import ProbeResult
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeGuard
 
-from .decode.options import DEFAULT, PRESETS, DecodeOptions, with_overrides
+from .decode_options import DEFAULT, PRESETS, DecodeOptions, with_overrides
 from .errors import (  # noqa: F401 - the error codes are the protocol's too
     AUDIO_DECODE_FAILED,
     AUDIO_TOO_LONG,
@@ -52,7 +52,7 @@ class ModelConfig:
     beam_size: int = 5
     cpu_threads: int = 0
     vad: bool = True
-    decode: DecodeOptions = DEFAULT  # the registry entry's preset and overrides (decode/options.py)
+    decode: DecodeOptions = DEFAULT  # the registry entry's preset and overrides (decode_options.py)
     inter_threads: int = 1  # batched passes the model runs at once, its weights held once (CTranslate2's name)
 
 

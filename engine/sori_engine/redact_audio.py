@@ -27,7 +27,9 @@ from typing import Any
 import numpy as np
 
 from . import audio, vad
-from .protocol import bad_request, is_number, is_span
+from .errors import bad_request
+from .pcm import SAMPLE_RATE
+from .protocol import is_number, is_span
 
 MODES = ("silence", "beep")
 MAX_TRACKS = 8  # the service's use_multi_channel limit
@@ -110,7 +112,7 @@ def parse_redact_audio(params: Mapping[str, Any]) -> RedactAudioParams:
 
 def overwrite(block: np.ndarray, offset: int, spans: tuple[tuple[float, float], ...], mode: str) -> None:
     """Silences (or beeps) the samples of `block`, which starts at sample `offset` of the file, inside `spans`."""
-    sr = audio.SAMPLE_RATE
+    sr = SAMPLE_RATE
     end = offset + block.shape[0]
     for start_s, end_s in spans:
         a = max(offset, math.floor(start_s * sr))
@@ -226,7 +228,7 @@ def redact_audio(p: RedactAudioParams, o: Unvouched = Unvouched()) -> dict[str, 
         with f, wave.open(f, "wb") as out:
             out.setnchannels(len(p.tracks))
             out.setsampwidth(2)
-            out.setframerate(audio.SAMPLE_RATE)
+            out.setframerate(SAMPLE_RATE)
             for pieces in _aligned(streams):
                 for covered, piece in zip(spans, pieces, strict=True):
                     overwrite(piece, samples, covered, p.mode)
@@ -238,7 +240,7 @@ def redact_audio(p: RedactAudioParams, o: Unvouched = Unvouched()) -> dict[str, 
         with contextlib.suppress(OSError):
             os.remove(p.out_path)
         raise
-    end = samples / audio.SAMPLE_RATE
+    end = samples / SAMPLE_RATE
     return {
         "duration_s": round(end, 3),
         "channels": len(p.tracks),

@@ -32,9 +32,10 @@ import numpy as np
 
 from . import audio as audio_io
 from . import models
-from .audio import SAMPLE_RATE
+from .errors import bad_request
 from .model.interface import SpeechModel
-from .protocol import ModelConfig, bad_request, is_number, parse_model
+from .pcm import SAMPLE_RATE
+from .protocol import ModelConfig, is_number, parse_model
 
 log = logging.getLogger(__name__)
 

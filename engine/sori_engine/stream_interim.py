@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import models
-from .audio import SAMPLE_RATE
-from .decode.options import DEFAULT, DecodeOptions
-from .protocol import Segment, TranscribeParams
+from .decode_options import DEFAULT, DecodeOptions
+from .pcm import SAMPLE_RATE
+from .protocol import TranscribeParams
+from .transcript import Segment
 from .verdicts import per_file, per_window
 
 UNSPACED = frozenset({"ja", "zh", "th", "lo", "my", "km"})  # a character is a unit of agreement, not a word

@@ -34,19 +34,18 @@ import numpy as np
 import soxr
 
 from . import stream_interim, transcriber, vad
-from .audio import SAMPLE_RATE
-from .decode.options import DecodeOptions
+from .decode_options import DecodeOptions
+from .errors import EngineError, bad_request
+from .pcm import SAMPLE_RATE
 from .protocol import (
-    EngineError,
-    Segment,
     TranscribeParams,
-    bad_request,
     get_field,
     is_bool,
     is_nonempty_str,
     is_number,
     parse_transcribe,
 )
+from .transcript import Segment
 from .vad import FRAME, FRAME_S
 
 log = logging.getLogger(__name__)

@@ -8,11 +8,12 @@
 5. placement: segments moved to file time and kept inside the file (decode/placement.py);
 6. clean: the file-level hallucination rules over the whole transcript (verdicts/per_file.py).
 
-After each window a checkpoint is emitted (checkpoint.py). `transcribe_steps` is the operation as steps
-(decode/parts.py's `Request`): it yields the batched passes it waits for, up to `windows_in_flight` windows at once,
-so that the engine's scheduler decodes them on all its decoders, beside other requests' in shared batches
-(scheduler.py); `transcribe` decodes each pass at once. `hook(stage, artefact)`, when given, is called after each
-stage with what it made, for benchmarks and profiles. Every tunable is a field of the request's DecodeOptions.
+Stages 2-5 run window by window (decode/window_segments.py); after each window a checkpoint is emitted
+(checkpoint.py). `transcribe_steps` is the operation as steps (decode/parts.py's `Request`): it yields the batched
+passes it waits for, up to `windows_in_flight` windows at once, so that the engine's scheduler decodes them on all its
+decoders, beside other requests' in shared batches (scheduler.py); `transcribe` decodes each pass at once.
+`hook(stage, artefact)`, when given, is called after each stage with what it made, for benchmarks and profiles. Every
+tunable is a field of the request's DecodeOptions.
 """
 
 from __future__ import annotations
@@ -27,17 +28,17 @@ import numpy as np
 
 from . import audio as audio_io
 from . import checkpoint, models, phone
-from .audio import SAMPLE_RATE
 from .decode import parts, placement, rounds
 from .decode.language import Languages, check_languages
-from .decode.windows import Window, group, skip_to, windows
+from .decode.window_segments import Hook, WindowSegments, decode_window
+from .decode.windows import skip_to, windows
 from .model.interface import Prompting, SpeechModel
-from .protocol import Segment, TranscribeParams, TranscribeResult
+from .pcm import SAMPLE_RATE
+from .protocol import TranscribeParams, TranscribeResult
+from .transcript import Segment
 from .verdicts import per_file
 
 log = logging.getLogger(__name__)
-
-Hook = Callable[[str, Any], None]
 
 
 def _no_hook(_stage: str, _artefact: Any) -> None:
@@ -148,7 +149,10 @@ def _run(
         log.info("resuming after %d window(s), at %.1f s", index, start / SAMPLE_RATE)
     use_vad = req.model.vad or req.language_mode == "multi"
 
-    def window_parts() -> Iterator[rounds.Steps[_WindowDone]]:
+    def prompting(language: str) -> Prompting:
+        return Prompting(language, req.model.beam_size, req.word_timestamps, req.initial_prompt, req.hotwords)
+
+    def window_parts() -> Iterator[rounds.Steps[WindowSegments]]:
         nonlocal head, total
         for window in windows(blocks, use_vad, window_s, o, narrowband, start, known_probs):
             hook("window", window)
@@ -156,9 +160,9 @@ def _run(
                 head = window.audio[: int(o.chunk_s * SAMPLE_RATE)].copy()
             total = window.offset + window.audio.shape[0]
             speech.add_probs(window.offset, window.probs)
-            yield _decode_window(model, req, window, languages, progress, window_frames, hook)
+            yield decode_window(model, window, languages, prompting, o, progress.update, window_frames, hook)
 
-    def window_done(i: int, done: _WindowDone) -> None:
+    def window_done(i: int, done: WindowSegments) -> None:
         segments.extend(done.segments)
         window = done.window
         end = window.offset + window.audio.shape[0]
@@ -179,54 +183,6 @@ def _run(
         return TranscribeResult(duration_s=duration_s, language=language, language_probs=probs, segments=cleaned)
 
     return (yield from parts.concurrently(window_parts(), k, window_done, finish))
-
-
-@dataclass
-class _WindowDone:
-    """A window's segments (file time, before the last stage), and the language state after its language stage
-    (for its checkpoint: what it is when the windows run one after another)."""
-
-    window: Window
-    segments: list[Segment]
-    state: tuple[str | None, dict[str, float] | None, dict[str, float]]
-
-
-def _decode_window(
-    model: SpeechModel,
-    req: TranscribeParams,
-    window: Window,
-    languages: Languages,
-    progress: ProgressReporter,
-    window_frames: int | None,
-    hook: Hook,
-) -> rounds.Steps[_WindowDone]:
-    """One window's segments (file time, before the last stage): its chunks by language, each language's decoded
-    together."""
-    o = req.model.decode
-    chunks = group(window.regions, int(o.chunk_s * SAMPLE_RATE))
-    hook("chunks", chunks)
-    by_language: dict[str, list[list[dict]]] = {}
-    for chunk in chunks:
-        by_language.setdefault(languages.of(window.audio, chunk), []).append(chunk)
-    hook("language", by_language)
-    state = (languages.language, languages.probs, dict(languages.weighted))
-    speech_map = per_file.SpeechMap(window.probs)  # window time, as the decoded segments
-    job = rounds.Job(
-        window.audio, [], speech_map, lambda sample: progress.update((window.offset + sample) / SAMPLE_RATE)
-    )
-    out: list[Segment] = []
-    for language, lang_chunks in by_language.items():
-        prompting = Prompting(language, req.model.beam_size, req.word_timestamps, req.initial_prompt, req.hotwords)
-        settings = rounds.Settings(model, prompting, o, window_frames)
-        job.chunks = lang_chunks
-        decoded = (yield from rounds.decode_steps(settings, [job]))[0]
-        hook("rounds", decoded)
-        for fw in decoded:
-            segment = placement.to_segment(fw, language, req.word_timestamps, window.offset / SAMPLE_RATE)
-            if segment is not None:
-                out.append(segment)
-                progress.update(segment.end)
-    return _WindowDone(window, out, state)
 
 
 def _head(req: TranscribeParams, head: np.ndarray | None, resumed: bool) -> np.ndarray:

@@ -14,10 +14,10 @@ windows the first words of speech that starts abruptly after non-speech, which t
 from __future__ import annotations
 
 import numpy as np
+from faster_whisper.vad import VadOptions, get_vad_model
 
-from .audio import SAMPLE_RATE
-from .decode.options import DEFAULT, DecodeOptions
-from .model.faster_whisper_backend import VadOptions, get_vad_model
+from .decode_options import DEFAULT, DecodeOptions
+from .pcm import SAMPLE_RATE
 
 FRAME = 512  # samples per Silero frame at 16 kHz
 FRAME_S = FRAME / SAMPLE_RATE  # 32 ms

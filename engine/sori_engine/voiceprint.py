@@ -32,11 +32,12 @@ from .diarization.band import BandScan
 from .diarization.clustering import cluster
 from .diarization.embedders import CampplusEmbedder
 from .diarization.models.weights import CAMPPLUS
-from .diarization.pipeline import SAMPLE_RATE
 from .diarization.regions import HOP, split_long
 from .diarization.turns import FRAME_S
+from .errors import bad_request
+from .pcm import SAMPLE_RATE
 from .phone import phone_band
-from .protocol import bad_request, is_number, is_span
+from .protocol import is_number, is_span
 
 MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10-cohort-{cohort.version()}"
 PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)

@@ -33,7 +33,7 @@ def select(argv: list[str]) -> Path:
 def decode_options(assignments: list[str], base: Any = None) -> Any:
     """FIELD=VALUE assignments: sori_engine's DecodeOptions (`base`, default DEFAULT) with those fields overridden,
     checked as a SORI_MODELS_FILE's overrides are. Import after `select`."""
-    from sori_engine.decode.options import DEFAULT, with_overrides
+    from sori_engine.decode_options import DEFAULT, with_overrides
 
     overrides = {}
     for assignment in assignments:

@@ -14,8 +14,8 @@ from conftest import Engine
 from transcripts import cer
 
 from sori_engine import audio, transcriber
-from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.windows import windows
+from sori_engine.decode_options import DEFAULT
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_eval.wav import write_wav
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from sori_engine import vad
-from sori_engine.audio import SAMPLE_RATE
 from sori_engine.decode import windows
+from sori_engine.pcm import SAMPLE_RATE
 from sori_engine.vad import VadOptions
 
 OPTIONS = VadOptions(threshold=0.5, max_speech_duration_s=10.0, min_silence_duration_ms=2000, speech_pad_ms=0)

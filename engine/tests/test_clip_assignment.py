@@ -21,7 +21,7 @@ from fw_segments import fw_segment
 
 from sori_engine import audio as audio_io
 from sori_engine.decode import rounds
-from sori_engine.decode.options import DEFAULT
+from sori_engine.decode_options import DEFAULT
 from sori_engine.model.interface import Decoded, Prompting
 from sori_engine.vad import FRAME_S
 from sori_engine.verdicts import per_file

@@ -28,7 +28,7 @@ from transcripts import missing_tail, reference
 from sori_engine import audio as audio_io
 from sori_engine import models, transcriber, vad
 from sori_engine.decode import rounds
-from sori_engine.decode.options import DEFAULT, DecodeOptions
+from sori_engine.decode_options import DEFAULT, DecodeOptions
 from sori_engine.model import faster_whisper_pipeline as fw
 from sori_engine.model.interface import Decoded, Prompting, SpeechModel
 from sori_engine.protocol import ModelConfig, TranscribeParams

@@ -14,7 +14,7 @@ from conftest import Engine
 from transcripts import cer, extra_tail, missing_head, missing_tail, reference
 
 from sori_engine import audio as audio_io
-from sori_engine.decode.options import DEFAULT
+from sori_engine.decode_options import DEFAULT
 from sori_engine.protocol import Segment, Word
 from sori_engine.vad import FRAME_S
 from sori_engine.verdicts import per_file as h

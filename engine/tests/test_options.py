@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from sori_engine import checkpoint
-from sori_engine.decode.options import DEFAULT, PRESETS, check, with_overrides
+from sori_engine.decode_options import DEFAULT, PRESETS, check, with_overrides
 from sori_engine.protocol import EngineError, TranscribeParams, parse_model
 
 

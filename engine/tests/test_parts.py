@@ -77,7 +77,7 @@ def test_the_scheduler_decodes_each_item_once_with_windows_in_flight_on_two_deco
     import threading
     import time
 
-    from sori_engine.decode.options import DecodeOptions
+    from sori_engine.decode_options import DecodeOptions
     from sori_engine.scheduler import Scheduler, SchedulerOptions
 
     settings = rounds.Settings(model=None, prompting=None, options=DecodeOptions())  # type: ignore[arg-type]

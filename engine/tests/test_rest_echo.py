@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from fw_segments import fw_segment as segment
 
-from sori_engine.decode.options import DEFAULT
+from sori_engine.decode_options import DEFAULT
 from sori_engine.model.interface import Decoded, DecodedWord
 from sori_engine.rest_echo import without_echo
 

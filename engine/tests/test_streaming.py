@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sori_engine import streaming
-from sori_engine.audio import SAMPLE_RATE
-from sori_engine.decode.options import DEFAULT
+from sori_engine.decode_options import DEFAULT
+from sori_engine.pcm import SAMPLE_RATE
 from sori_engine.protocol import EngineError
 from sori_engine.vad import FRAME
 

@@ -11,8 +11,8 @@ import pytest
 from faster_whisper.vad import get_speech_timestamps
 
 from sori_engine import audio, vad
-from sori_engine.decode.options import DEFAULT
 from sori_engine.decode.windows import vad_options
+from sori_engine.decode_options import DEFAULT
 
 CLIPS = ["multi/deeply_ko_dialogue_constructed.wav", "en/whisper_jfk.flac", "ja/common_voice_ja_38833628_16k.wav"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fw_segments import fw_segment
 
-from sori_engine.decode.options import DEFAULT
+from sori_engine.decode_options import DEFAULT
 from sori_engine.model.interface import Decoded, DecodedWord
 from sori_engine.verdicts.per_window import before_loop, replay_start, stretched_tail, suspect
 

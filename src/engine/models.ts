@@ -86,7 +86,7 @@ function checkDecodeOptions(file: string, overrides: object, python?: string): v
   try {
     execFileSync(
       python ?? path.join(projectRoot, ".venv", "bin", "python"),
-      ["-m", "sori_engine.decode.options", JSON.stringify(overrides)],
+      ["-m", "sori_engine.decode_options", JSON.stringify(overrides)],
       { cwd: path.join(projectRoot, "engine"), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
     );
   } catch (err) {

@@ -10,7 +10,7 @@ export interface ModelSpec {
   inter_threads?: number;
   vad: boolean;
   /** The engine's decoding options: `preset` (the registry entry's name) and fields that override it
-   * (engine/sori_engine/decode/options.py; docs/engine.md, "Decoding options"). */
+   * (engine/sori_engine/decode_options.py; docs/engine.md, "Decoding options"). */
   decode?: Record<string, number | string>;
 }
 

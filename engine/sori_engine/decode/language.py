@@ -9,9 +9,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ..decode_options import DecodeOptions
 from ..errors import bad_request
 from ..model.interface import SpeechModel
-from .options import DecodeOptions
 from .windows import Region, cut
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..audio import SAMPLE_RATE
 from ..model.interface import Decoded
+from ..pcm import SAMPLE_RATE
 from ..transcript import Segment, Word
 
 

@@ -21,10 +21,10 @@ from typing import TypeVar
 import numpy as np
 
 from .. import rest_echo
-from ..audio import SAMPLE_RATE
+from ..decode_options import DecodeOptions
 from ..model.interface import Decoded, Prompting, SpeechModel
+from ..pcm import SAMPLE_RATE
 from ..verdicts import per_file, per_window
-from .options import DecodeOptions
 from .placement import shift, to_window_time, within
 from .windows import Region, after, cut, samples
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import vad
-from ..audio import SAMPLE_RATE
-from .options import DecodeOptions
+from ..decode_options import DecodeOptions
+from ..pcm import SAMPLE_RATE
 
 Region = dict  # {"start": sample, "end": sample}, the shape faster-whisper's VAD helpers use
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
+from ..pcm import SAMPLE_RATE
 
 _FRAME = 512
 _FREQS = np.fft.rfftfreq(_FRAME, 1 / SAMPLE_RATE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..protocol import MODEL_LOAD_FAILED, EngineError
+from ..errors import MODEL_LOAD_FAILED, EngineError
 
 
 @dataclass(frozen=True)

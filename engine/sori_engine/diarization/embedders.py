@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..protocol import MODEL_LOAD_FAILED, EngineError
+from ..errors import MODEL_LOAD_FAILED, EngineError
 from .config import DiarizeConfig
 from .models.torch_checkpoint import CheckpointError
 from .regions import HOP, make_windows

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import audio as audio_mod
-from ..audio import SAMPLE_RATE
-from ..protocol import MODEL_LOAD_FAILED, EngineError
+from ..errors import MODEL_LOAD_FAILED, EngineError
+from ..pcm import SAMPLE_RATE
 from ..vad import SileroScan
 from .band import BandScan
 from .clustering import cluster, count_from_pieces, split_narrowband

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import vad
-from ..audio import SAMPLE_RATE
+from ..pcm import SAMPLE_RATE
 from .config import DiarizeConfig
 from .models.segmentation import CHUNK_SAMPLES, LOCAL_SPEAKERS, Activity, ActivityScan, Segmentation, chunk_starts
 from .turns import FRAME_S, bool_runs

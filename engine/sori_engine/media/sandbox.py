@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import AUDIO_DECODE_FAILED, AUDIO_TOO_LONG, BAD_REQUEST, INTERNAL, EngineError
-from .child import FRAME, SAMPLE_RATE
+from ..pcm import SAMPLE_RATE
+from .child import FRAME
 
 log = logging.getLogger(__name__)
 

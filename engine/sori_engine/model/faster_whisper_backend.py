@@ -3,8 +3,7 @@
 `FasterWhisperModel` wraps a `WhisperModel` and turns faster-whisper's segments and words into sori's records
 (`Decoded`, `DecodedWord`) at its edge. What it copies of faster-whisper's internals (the batched pipeline's
 forward with the tail kept, each clip encoded in its own window) is `faster_whisper_pipeline.py`, which checks the
-faster-whisper release on import. The VAD's model and options are faster-whisper's too (`VadOptions`,
-`get_vad_model`, for vad.py).
+faster-whisper release on import.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import Segment as FwSegment
 from faster_whisper.transcribe import get_suppressed_tokens
-from faster_whisper.vad import VadOptions, get_vad_model
 
 from ..errors import MODEL_LOAD_FAILED, EngineError
 from .faster_whisper_pipeline import (
@@ -34,7 +32,7 @@ from .faster_whisper_pipeline import (
 )
 from .interface import Decoded, DecodedWord, Prompting, SpeechModel
 
-__all__ = ["FasterWhisperModel", "VadOptions", "get_vad_model"]
+__all__ = ["FasterWhisperModel"]
 
 # Files that must be present so that WhisperModel never falls back to the Hugging Face Hub: without tokenizer.json
 # it calls Tokenizer.from_pretrained, and a path that is not a directory is taken for a hub model id.

@@ -22,7 +22,7 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_compression_ratio
 
-from ..audio import SAMPLE_RATE
+from ..pcm import SAMPLE_RATE
 
 FASTER_WHISPER_VERSION = "1.2.1"
 

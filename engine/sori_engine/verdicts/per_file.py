@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import vad
-from ..decode.options import DecodeOptions
+from ..decode_options import DecodeOptions
 from ..transcript import Segment, Word
 from ..vad import FRAME_S
 

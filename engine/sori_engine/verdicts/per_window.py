@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..decode.options import DecodeOptions
+from ..decode_options import DecodeOptions
 from ..model.interface import Decoded, DecodedWord
 from . import per_file
 

@@ -130,7 +130,7 @@ def _checked(name: str, kind: Any, value: Any) -> Any:
 
 def check(entries: Mapping[str, Any]) -> list[str]:
     """The errors of a registry's `decode` overrides ({entry name: {field: value}}), each naming its field: what the
-    service checks at start for SORI_MODELS_FILE (`python -m sori_engine.decode.options JSON`)."""
+    service checks at start for SORI_MODELS_FILE (`python -m sori_engine.decode_options JSON`)."""
     errors = []
     for name, overrides in entries.items():
         if name not in PRESETS:
