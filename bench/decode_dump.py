@@ -11,9 +11,12 @@ OUT/<part>/<entry>/<file>.json:
   candidates ko, ja, en elsewhere; plus the narrow-band files without the VAD (domain CALL) and multi/ in 60 s
   windows (SORI_ENGINE_WINDOW_S, speech carried across windows);
 - stream: every ko and ja clip as an 8 kHz copy through a streaming session (entry sommers, the VAD off as for
-  domain CALL), 100 ms per step, an interim asked every fifth step: every interim and final.
+  domain CALL), 100 ms per step, an interim asked every fifth step: every interim and final;
+- diarize: every file of multi/, untranscribed/ and formats/ through `diarize` (the count estimated) and, each file
+  whole as one voice, `voiceprint` with `count_voices` and `phone_prints` (the embeddings rounded to 6 places).
 
-    flock ~/.sori-bench.lock .venv/bin/python bench/decode_dump.py OUT [--part batch|stream] [--only SUBSTRING]
+    flock ~/.sori-bench.lock .venv/bin/python bench/decode_dump.py OUT [--part batch|stream|diarize]
+        [--only SUBSTRING]
         [--in-flight N]
 
 Then `diff -r BEFORE AFTER`: any difference is a change of output. `--in-flight N` sends the batch requests N at a
@@ -211,6 +214,35 @@ def _dump(
         engine.close()
 
 
+def run_diarize(out: Path, only: str | None) -> None:
+    engine = Engine()
+    try:
+        for rel in files(only):
+            if not rel.startswith(("multi/", "untranscribed/", "formats/")):
+                continue
+            path = str(TESTDATA / rel)
+            result, _ = engine.call("diarize", {"audio_path": path})
+            voice = {"parts": [{"audio_path": path}]}
+            vp, _ = engine.call(
+                "voiceprint",
+                {"voices": [voice], "count_voices": True, "phone_prints": True},
+            )
+            write(out / "diarize" / f"{rel}.json", {"diarize": result, "voiceprint": _rounded(vp)})
+            print("diarize", rel, flush=True)
+    finally:
+        engine.close()
+
+
+def _rounded(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return round(obj, 6)
+    if isinstance(obj, list):
+        return [_rounded(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    return obj
+
+
 def pcm8k(path: Path) -> bytes:
     resampler = av.AudioResampler(format="s16", layout="mono", rate=8000)
     chunks: list[np.ndarray] = []
@@ -271,7 +303,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("out", type=Path)
-    ap.add_argument("--part", choices=("batch", "stream", "all"), default="all")
+    ap.add_argument("--part", choices=("batch", "stream", "diarize", "all"), default="all")
     ap.add_argument("--only", help="only files whose path contains this")
     ap.add_argument(
         "--in-flight",
@@ -284,6 +316,8 @@ def main() -> int:
         run_batch(args.out, args.only, args.in_flight)
     if args.part in ("stream", "all"):
         run_stream(args.out, args.only)
+    if args.part in ("diarize", "all"):
+        run_diarize(args.out, args.only)
     return 0
 
 

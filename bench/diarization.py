@@ -69,7 +69,7 @@ from sori_engine.diarization import (  # noqa: E402
     diarize_embedded,
     embed_samples,
 )
-from sori_engine.diarization.band import band_db  # noqa: E402
+from sori_engine.phone import band_db  # noqa: E402
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 MEETINGS = ROOT.parent / "meetings"  # the meeting set (outside git): MANIFEST.tsv, WAV + RTTM + UEM per file

@@ -9,12 +9,13 @@ voice's embedding: their mean weighted by length, unit-norm. With `count_voices`
 in diarization's 1 s windows, and each file's windows are clustered as diarization estimates a count
 (clustering.py); the voices are the most any file holds, and at least two when two files' own voiceprints score below
 `files_same_voice_sim` (two files of one band, raw prints) or `files_cross_band_sim` (a wideband and a narrowband file,
-each print centred by its band's cohort mean) (DiarizeConfig): an enrollment whose audio holds several voices is
+each print centred by its band's cohort mean) (VoiceprintOptions): an enrollment whose audio holds several voices is
 refused by the service. Files are compared by their voiceprints, not by pooling their windows, so one person recorded
 in several rooms or on several phones is one voice (pooled windows split by room: docs/speakers.md).
 
-`MODEL` names the embedding model and this recipe: a stored voiceprint is only ever compared with one of the same
-`MODEL` (the service refuses otherwise), so a change to either makes a new name.
+The result's `model` names the embedding model and this recipe (SpeakerModels.voiceprint_model): a stored voiceprint
+is only ever compared with one of the same name (the service refuses otherwise), so a change to either makes a new
+name. An operator's embedding model (diarization/models/custom.py) has no cohort means: its prints are not centred.
 """
 
 from __future__ import annotations
@@ -27,23 +28,49 @@ from typing import Any
 import numpy as np
 
 from . import audio
-from .diarization import CAMPPLUS_CONFIG, cohort, embed_blocks
-from .diarization.band import BandScan
+from .diarization import DiarizeConfig, SpeakerModels, cohort, embed_blocks, speaker_models
 from .diarization.clustering import cluster
-from .diarization.embedders import CampplusEmbedder
-from .diarization.models.weights import CAMPPLUS
+from .diarization.embedders import EmbeddingModel, PieceEmbedder
 from .diarization.regions import HOP, split_long
 from .diarization.turns import FRAME_S
 from .errors import bad_request
 from .pcm import SAMPLE_RATE
-from .phone import phone_band
+from .phone import BandScan, phone_band
 from .protocol import is_number, is_span
-
-MODEL = f"campplus-{CAMPPLUS.sha256[:12]}-piece10-cohort-{cohort.version()}"
-PIECE_CONFIG = dataclasses.replace(CAMPPLUS_CONFIG, window_s=CAMPPLUS_CONFIG.piece_s, step_s=CAMPPLUS_CONFIG.piece_s)
 MAX_VOICES = 20_000  # a job's speakers and each of its utterances (docs/speakers.md): a 4-hour call has a few thousand
 MAX_PARTS = 16
 MAX_SPANS = 100_000
+
+
+@dataclass(frozen=True)
+class VoiceprintOptions:
+    """count_voices (enrollment): two files of one band whose raw voiceprints score below `files_same_voice_sim` are
+    two voices; a wideband and a narrowband file are compared by their prints centred by their own band's cohort mean,
+    at `files_cross_band_sim` (raw, one person in a studio and on the phone scores as low as two people)."""
+
+    files_same_voice_sim: float = 0.35
+    files_cross_band_sim: float = 0.25
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """What every print of one request is made with: the embedding model, diarization's settings (its 1 s windows),
+    the same with one window per piece, whether prints are centred by the cohort means, and the options."""
+
+    model: EmbeddingModel
+    cfg: DiarizeConfig
+    piece_cfg: DiarizeConfig
+    centred: bool
+    options: VoiceprintOptions
+
+    @staticmethod
+    def of(models: SpeakerModels, options: VoiceprintOptions) -> _Recipe:
+        cfg = models.config
+        piece = dataclasses.replace(cfg, window_s=cfg.piece_s, step_s=cfg.piece_s)
+        return _Recipe(models.embedding(), cfg, piece, models.builtin_embedding, options)
+
+    def centre(self, emb: np.ndarray, narrowband: bool) -> np.ndarray:
+        return cohort.centre(emb, narrowband) if self.centred else emb
 
 
 @dataclass(frozen=True)
@@ -123,6 +150,7 @@ class _Voice:
     speech_frames: int = 0
     count: bool = False  # count the voices in its speech
     phone: bool = False  # also print it as heard on the phone
+    recipe: _Recipe | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -138,7 +166,8 @@ class _Voice:
 
     def voices(self) -> int:
         """The most voices one file holds, and two when two files are different voices."""
-        per_file = [int(cluster(w, 0, CAMPPLUS_CONFIG).max()) + 1 for w in self.windows if w.shape[0]]
+        assert self.recipe is not None
+        per_file = [int(cluster(w, 0, self.recipe.cfg).max()) + 1 for w in self.windows if w.shape[0]]
         n = max(per_file, default=0)
         if len(self.files) > 1 and self._files_differ():
             n = max(n, 2)
@@ -154,7 +183,9 @@ class _Voice:
         i, j = np.triu_indices(len(self.files), 1)
         same_band = band[i] == band[j]
         sim = np.where(same_band, (raw @ raw.T)[i, j], (centred @ centred.T)[i, j])
-        floor = np.where(same_band, CAMPPLUS_CONFIG.files_same_voice_sim, CAMPPLUS_CONFIG.files_cross_band_sim)
+        assert self.recipe is not None
+        opts = self.recipe.options
+        floor = np.where(same_band, opts.files_same_voice_sim, opts.files_cross_band_sim)
         return bool((sim < floor).any())
 
 
@@ -173,14 +204,15 @@ def _mean(pieces: list[np.ndarray], weights: list[float]) -> list[float] | None:
 
 
 class _Embedders:
-    """One voice's CAM++ embedders over units of one file: each unit whole; with `windows` also in diarization's 1 s
+    """One voice's embedders over units of one file: each unit whole; with `windows` also in diarization's 1 s
     windows (for count_voices); with `phone` also each unit as a phone line passes it (phone_prints, wideband
     files: a narrowband file's pieces are its phone print already)."""
 
-    def __init__(self, n_samples: int, windows: bool, phone: bool) -> None:
-        self.whole = CampplusEmbedder(PIECE_CONFIG, n_samples)
-        self.win = CampplusEmbedder(CAMPPLUS_CONFIG, n_samples) if windows else None
-        self.phone = CampplusEmbedder(PIECE_CONFIG, n_samples) if phone else None
+    def __init__(self, recipe: _Recipe, n_samples: int, windows: bool, phone: bool) -> None:
+        self.recipe = recipe
+        self.whole = PieceEmbedder(recipe.model, recipe.piece_cfg, n_samples)
+        self.win = PieceEmbedder(recipe.model, recipe.cfg, n_samples) if windows else None
+        self.phone = PieceEmbedder(recipe.model, recipe.piece_cfg, n_samples) if phone else None
 
     def add(self, unit: tuple[int, int], samples: np.ndarray) -> None:
         self.whole.add(unit, samples)
@@ -191,7 +223,7 @@ class _Embedders:
 
     def into(self, voice: _Voice, narrowband: bool) -> None:
         got, emb = self.whole.result()
-        centred = cohort.centre(emb, narrowband)
+        centred = self.recipe.centre(emb, narrowband)
         voice.pieces.extend(centred)
         weights = [float(b - a) for a, b in got]
         voice.weights.extend(weights)
@@ -201,7 +233,7 @@ class _Embedders:
             voice.phone_weights.extend(weights)
         elif self.phone is not None:
             got_p, emb_p = self.phone.result()
-            voice.phone_pieces.extend(cohort.centre(emb_p, True))
+            voice.phone_pieces.extend(self.recipe.centre(emb_p, True))
             voice.phone_weights.extend(float(b - a) for a, b in got_p)
         if len(emb):
             # count_voices compares files of one band by their raw voiceprints, for which files_same_voice_sim was
@@ -222,12 +254,14 @@ def _embed_file(
 ) -> None:
     """Every voice's units (frames) of one file in one pass over it: (voice index, its units); with `windows` also
     the 1 s windows that count_voices clusters. `narrowband`: the file's band, whose cohort mean centres its pieces."""
-    piece = max(1, round(CAMPPLUS_CONFIG.piece_s / FRAME_S))
     embedders: dict[int, _Embedders] = {}
     spans: list[tuple[tuple[int, tuple[int, int]], tuple[int, int]]] = []
     for vi, own in units:
-        voices[vi].speech_frames += sum(b - a for a, b in own)
-        emb = embedders.setdefault(vi, _Embedders(n_samples, windows, voices[vi].phone and not narrowband))
+        voice = voices[vi]
+        assert voice.recipe is not None
+        piece = max(1, round(voice.recipe.cfg.piece_s / FRAME_S))
+        voice.speech_frames += sum(b - a for a, b in own)
+        emb = embedders.setdefault(vi, _Embedders(voice.recipe, n_samples, windows, voice.phone and not narrowband))
         spans.extend(((vi, u), sp) for u in split_long(own, piece) if (sp := emb.whole.span(u)) is not None)
     spans.sort(key=lambda s: s[1][0])
     for (vi, unit), samples in audio.cut_spans(blocks(), spans):
@@ -236,8 +270,15 @@ def _embed_file(
         emb.into(voices[vi], narrowband)
 
 
-def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
-    voices = [_Voice(count=params.count_voices, phone=params.phone_prints) for _ in params.voices]
+def voiceprint(
+    params: VoiceprintParams,
+    progress: Callable[[float], None] | None = None,
+    options: VoiceprintOptions = VoiceprintOptions(),  # noqa: B008 (frozen)
+) -> dict[str, Any]:
+    models = speaker_models()
+    recipe = _Recipe.of(models, options)
+    cfg = recipe.cfg
+    voices = [_Voice(count=params.count_voices, phone=params.phone_prints, recipe=recipe) for _ in params.voices]
     whole: list[tuple[int, Part]] = []
     by_file: dict[tuple[str, int | None], list[tuple[int, Part]]] = {}
     for vi, parts in enumerate(params.voices):
@@ -262,10 +303,10 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
 
         # The whole part: its speech as diarization finds it (segmentation-3.0 and Silero VAD), whose 1 s window
         # embeddings are what count_voices clusters.
-        em = embed_blocks(blocks, CAMPPLUS_CONFIG)
+        em = embed_blocks(blocks, cfg, models)
         if params.count_voices and em.emb.shape[0]:
             voices[vi].windows.append(em.emb)
-        narrow = em.narrowband(CAMPPLUS_CONFIG)
+        narrow = em.narrowband(cfg)
         _embed_file(blocks, round(em.duration_s * SAMPLE_RATE), [(vi, list(em.regions))], voices, False, narrow)
         step()
     for (path, channel), file_parts in by_file.items():
@@ -282,6 +323,6 @@ def voiceprint(params: VoiceprintParams, progress: Callable[[float], None] | Non
         for vi, part in file_parts:
             frames = [(round(a / FRAME_S), min(last, round(b / FRAME_S))) for a, b in part.spans or ()]
             units.append((vi, [(a, b) for a, b in frames if b > a]))
-        _embed_file(file_blocks, n, units, voices, params.count_voices, band.finish() < CAMPPLUS_CONFIG.narrowband_db)
+        _embed_file(file_blocks, n, units, voices, params.count_voices, band.finish() < cfg.narrowband_db)
         step()
-    return {"model": MODEL, "voices": [v.to_json() for v in voices]}
+    return {"model": models.voiceprint_model(cohort.version()), "voices": [v.to_json() for v in voices]}

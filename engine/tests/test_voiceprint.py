@@ -51,7 +51,7 @@ def _run(testdata: Path, voices: list[list[dict]], count: bool = False) -> dict:
 
 def test_same_speaker_closer_than_another(testdata: Path) -> None:
     r = _run(testdata, [[{"audio_path": f} for f in A[:2]], [{"audio_path": A[2]}], [{"audio_path": B[0]}]])
-    assert r["model"] == voiceprint.MODEL
+    assert r["model"] == voiceprint.speaker_models().voiceprint_model(voiceprint.cohort.version())
     e = np.array([v["embedding"] for v in r["voices"]])
     assert e.shape == (3, 192)
     assert np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-4)
@@ -65,13 +65,13 @@ def test_a_phone_channel_is_centred_by_its_own_band(testdata: Path, tmp_path: Pa
     band's cohort mean: the two women stay apart as they are wideband, where raw embeddings put every phone-band voice
     close to every other; and one woman heard on the phone is still nearer her wideband voice than the other woman is."""
     from sori_engine import audio
-    from sori_engine.diarization import CAMPPLUS_CONFIG
-    from sori_engine.diarization.band import band_db
+    from sori_engine.diarization import DEFAULT_CONFIG
+    from sori_engine.phone import band_db
     from sori_eval.wav import telephone_channel, write_wav
 
     def phone(name: str) -> str:
         x = telephone_channel(audio.decode(str(testdata / name)))
-        assert band_db(x) < CAMPPLUS_CONFIG.narrowband_db < band_db(audio.decode(str(testdata / name)))
+        assert band_db(x) < DEFAULT_CONFIG.narrowband_db < band_db(audio.decode(str(testdata / name)))
         return str(write_wav(tmp_path / Path(name).name, x))
 
     r = _run(
@@ -136,7 +136,7 @@ def test_spans_embed_only_that_speech_and_count_voices(testdata: Path) -> None:
 
 def test_voiceprint_op(engine: Engine, testdata: Path) -> None:
     reply = engine.call("voiceprint", {"voices": [{"parts": [{"audio_path": str(testdata / A[0])}]}]})
-    assert reply.result["model"] == voiceprint.MODEL
+    assert reply.result["model"] == voiceprint.speaker_models().voiceprint_model(voiceprint.cohort.version())
     assert len(reply.result["voices"][0]["embedding"]) == 192
     bad = {"voices": [{"parts": [{"audio_path": "/nonexistent/file.wav"}]}]}
     assert engine.call("voiceprint", bad).error_code == "audio_decode_failed"

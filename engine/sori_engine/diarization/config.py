@@ -1,36 +1,35 @@
-"""Diarization settings, the two backends' presets (each tuned on bench/diarization.py; docs/diarization.md has the
-measurements behind every number) and the engine's choice between them."""
+"""Diarization settings, tuned for CAM++ embeddings and segmentation-3.0 on bench/diarization.py (docs/diarization.md
+has the figures behind them). An operator's own models (models/custom.py) may override any field from the models
+file."""
 
 from __future__ import annotations
 
-import os
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-from ..errors import MODEL_LOAD_FAILED, EngineError
+from typing import Any
 
 
 @dataclass(frozen=True)
 class DiarizeConfig:
-    backend: str = "campplus"  # speaker embeddings: "campplus" (CAM++) or "resemblyzer" (GE2E d-vectors)
-    window_s: float = 1.5
-    step_s: float = 0.25
+    window_s: float = 1.0
+    step_s: float = 0.5
     min_window_s: float = 0.4
     max_speakers: int = 8
-    one_speaker_sim: float = 0.91  # centroid cosine of a 2-way split above which the file is one speaker
-    merge_sim: float = 0.86  # estimating: a k ≥ 3 whose two closest centroids exceed this cosine is over-split
+    one_speaker_sim: float = 0.55  # centroid cosine of a 2-way split above which the file is one speaker
+    merge_sim: float = 0.7  # estimating: a k ≥ 3 whose two closest centroids exceed this cosine is over-split
     refine_iters: int = 3  # centroid re-assignment passes after the final spectral clustering
     min_cluster_share: float = 0.1
     # estimating: a smaller cluster with this share counts when its centroid's cosine to every other is at most this
-    distinct_cluster_share: float = 0.1
-    distinct_cluster_sim: float = 1.0
-    min_speaker_s: float = 3.0  # when estimating, a speaker needs this much speech (in windows × step_s)
+    distinct_cluster_share: float = 0.0  # a distinct cluster counts from min_speaker_s of speech on
+    distinct_cluster_sim: float = 0.4
+    min_speaker_s: float = 2.0  # when estimating, a speaker needs this much speech (in windows × step_s)
     max_cluster_windows: int = 1500
     min_turn_s: float = 0.5
     vad_threshold: float = 0.5
     vad_min_silence_ms: int = 300
     vad_pad_ms: int = 60
-    batch: int = 64
-    # CAM++ backend only (segmentation-3.0 replaces the VAD and finds speaker changes and overlap):
+    # segmentation (segmentation-3.0 or an operator's model) finds speech, speaker changes and overlap:
     seg_step_s: float = 5.0  # 10 s segmentation chunks every seg_step_s
     seg_onset: float = 0.5  # speech where the probability of any speaker exceeds this
     min_gap_s: float = 0.1  # shorter silences inside speech are filled
@@ -44,45 +43,34 @@ class DiarizeConfig:
     min_overlap_turn_s: float = 0.1
     silero_union: int = 1  # 1: speech is segmentation-3.0's or Silero VAD's (Silero catches quiet speech it misses)
     piece_s: float = 10.0  # longer speech segments are cut into pieces of at most this for the network
-    # CAM++ backend, the count from whole pieces (clustering.count_from_pieces): pieces this long at least, and as many
+    # the count from whole pieces (count.count_from_pieces): pieces this long at least, and as many
     count_piece_s: float = 1.0
     count_min_pieces: int = 6
     # one speaker when this quantile of the pieces' pairwise cosines is at least one_speaker_piece_sim
     one_speaker_quantile: float = 0.1
     one_speaker_piece_sim: float = 0.4
-    # a narrowband file's cluster is split in two when its pieces' quantile is below this (clustering.split_narrowband)
+    # a narrowband file's cluster is split in two when its pieces' quantile is below this (count.split_narrowband)
     split_piece_sim: float = 0.45
-    # the voiceprint op's count_voices (enrollment): two files of one band whose raw voiceprints score below this are
-    # two voices; a wideband and a narrowband file are compared by their prints centred by their own band's cohort
-    # mean, at files_cross_band_sim (raw, one person in a studio and on the phone scores as low as two people)
-    files_same_voice_sim: float = 0.35
-    files_cross_band_sim: float = 0.25
-    # a file is narrowband (a phone call) when its band measure (band.py) is below this: the voiceprint op centres its
-    # pieces by the narrowband cohort mean (cohort.py), diarization splits its clusters (clustering.split_narrowband);
+    # a file is narrowband (a phone call) when its band measure (phone.py) is below this: the voiceprint op centres its
+    # pieces by the narrowband cohort mean (cohort.py), diarization splits its clusters (count.split_narrowband);
     # -44 dB and less through G.711, -26 dB and more without
     narrowband_db: float = -35.0
 
 
-RESEMBLYZER_CONFIG = DiarizeConfig(backend="resemblyzer")
-CAMPPLUS_CONFIG = DiarizeConfig(
-    backend="campplus",
-    window_s=1.0,
-    step_s=0.5,
-    min_speaker_s=2.0,
-    one_speaker_sim=0.55,
-    merge_sim=0.7,
-    distinct_cluster_share=0.0,  # a distinct cluster counts from min_speaker_s of speech on
-    distinct_cluster_sim=0.4,
-    batch=16,
-)
-DEFAULT_CONFIG = CAMPPLUS_CONFIG
-BACKENDS = {"campplus": CAMPPLUS_CONFIG, "resemblyzer": RESEMBLYZER_CONFIG}
-# The engine's backend; resemblyzer stays selectable for comparison (docs/diarization.md).
-BACKEND_ENV = "SORI_DIARIZATION_BACKEND"
+DEFAULT_CONFIG = DiarizeConfig()
+FIELDS = {f.name: f for f in dataclasses.fields(DiarizeConfig)}
 
 
-def config_from_env() -> DiarizeConfig:
-    name = os.environ.get(BACKEND_ENV) or "campplus"
-    if name not in BACKENDS:
-        raise EngineError(MODEL_LOAD_FAILED, f"{BACKEND_ENV} must be one of {', '.join(BACKENDS)}")
-    return BACKENDS[name]
+def with_overrides(cfg: DiarizeConfig, overrides: Mapping[str, Any]) -> DiarizeConfig:
+    """`cfg` with the models file's `options` in place; a field that does not exist or a value of the wrong type is
+    a ValueError naming it."""
+    changes: dict[str, Any] = {}
+    for name, value in overrides.items():
+        field = FIELDS.get(name)
+        if field is None:
+            raise ValueError(f"unknown diarization option {name!r} (the fields of DiarizeConfig, config.py)")
+        kind = int if field.type in ("int", int) else float
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
+            raise ValueError(f"diarization option {name} must be {'an integer' if kind is int else 'a number'}")
+        changes[name] = kind(value)
+    return dataclasses.replace(cfg, **changes)

@@ -3,11 +3,12 @@
 Two detectors, each fed the file block by block so that its audio is never whole in memory, and each giving what
 one call on the whole file gives (engine/tests/test_diarize.py compares them):
 
-- Silero VAD (the copy faster-whisper ships), `vad.SileroScan`: both backends' speech regions (resemblyzer: the only
-  ones; CAM++: joined to the segmentation's, `silero_union`);
-- pyannote segmentation-3.0 (models/segmentation.py), `SegmentationScan`, CAM++ only: per 10 ms frame the
-  probability of speech and of two speakers at once, and each chunk's dominant local speaker; `speech_segments`
-  turns it into speech segments split where the local speaker changes inside a chunk.
+- Silero VAD (the copy faster-whisper ships), `vad.SileroScan`: speech regions joined to the segmentation's
+  (`silero_union`);
+- a segmentation model (pyannote segmentation-3.0, models/segmentation.py, or an operator's, models/custom.py),
+  `SegmentationScan`: per 10 ms frame the probability of speech and of two speakers at once, and each chunk's
+  dominant local speaker; `speech_segments` turns it into speech segments split where the local speaker changes
+  inside a chunk.
 
 Regions, segments and windows are (start, end) in 10 ms frames (160 samples).
 """
@@ -22,7 +23,7 @@ import numpy as np
 from .. import vad
 from ..pcm import SAMPLE_RATE
 from .config import DiarizeConfig
-from .models.segmentation import CHUNK_SAMPLES, LOCAL_SPEAKERS, Activity, ActivityScan, Segmentation, chunk_starts
+from .models.segmentation import Activity, ActivityScan, SegmentationModel, chunk_starts
 from .turns import FRAME_S, bool_runs
 
 HOP = round(FRAME_S * SAMPLE_RATE)  # samples per frame of the grid: 160
@@ -31,8 +32,7 @@ HOP = round(FRAME_S * SAMPLE_RATE)  # samples per frame of the grid: 160
 @dataclass(frozen=True)
 class Windowing:
     """How much audio each detector holds at once. Silero's encoder runs on batches of `vad_frames` frames (500: 16 s);
-    segmentation on batches of `seg_chunks` 10 s chunks (4: 25 s of audio with the 5 s step); resemblyzer's
-    encoder waits for `embed_windows` mel windows (24 KB each) before it embeds them. None changes a
+    segmentation on batches of `seg_chunks` 10 s chunks (4: 25 s of audio with the 5 s step). Neither changes a
     result (onnxruntime gives the same figures for any batch split; tests make them small), but onnxruntime's arena
     keeps the largest batch's tensors: on a 4 h file, Silero at 10,000 frames (faster-whisper's own batch) held
     ~300 MiB and segmentation at 16 chunks ~500 MiB, against ~80 and ~230 MiB at these sizes, for the same CPU time
@@ -40,7 +40,6 @@ class Windowing:
 
     vad_frames: int = 500
     seg_chunks: int = 4
-    embed_windows: int = 1024
 
 
 def vad_regions(probs: np.ndarray, n_samples: int, cfg: DiarizeConfig) -> list[tuple[int, int]]:
@@ -62,12 +61,13 @@ def vad_regions(probs: np.ndarray, n_samples: int, cfg: DiarizeConfig) -> list[t
 
 
 class SegmentationScan:
-    """Segmentation-3.0's chunks (10 s every `step_s`) over a stream, in batches of `batch` chunks numbered as for
-    the whole file. A batch runs once the audio of all its chunks has arrived; only the audio from the next chunk's
-    start on (and the last 10 s, for the file's tail chunk) is kept."""
+    """The segmentation model's chunks (segmentation-3.0: 10 s every `step_s`) over a stream, in batches of `batch`
+    chunks numbered as for the whole file. A batch runs once the audio of all its chunks has arrived; only the audio
+    from the next chunk's start on (and the last chunk's length, for the file's tail chunk) is kept."""
 
-    def __init__(self, model: Segmentation, step_s: float, batch: int) -> None:
+    def __init__(self, model: SegmentationModel, step_s: float, batch: int) -> None:
         self._scan = ActivityScan(model)
+        self._chunk = model.geometry.chunk_samples
         self._step = max(1, round(step_s * 16000))
         self._batch = batch
         self._buf = np.zeros(0, dtype=np.float32)
@@ -79,21 +79,21 @@ class SegmentationScan:
         self._pending.append(block)
         end = self._buf_start + self._buf.shape[0] + sum(b.shape[0] for b in self._pending)
         last = self._next + self._batch - 1
-        if last * self._step + CHUNK_SAMPLES > end:
+        if last * self._step + self._chunk > end:
             return
         self._buf = np.concatenate([self._buf, *self._pending])
         self._pending = []
-        while (self._next + self._batch - 1) * self._step + CHUNK_SAMPLES <= end:
+        while (self._next + self._batch - 1) * self._step + self._chunk <= end:
             self._run([(self._next + i) * self._step for i in range(self._batch)], None)
 
     def _run(self, starts: list[int], n_frames: int | None) -> None:
-        chunks = np.zeros((len(starts), CHUNK_SAMPLES), np.float32)
+        chunks = np.zeros((len(starts), self._chunk), np.float32)
         for i, s in enumerate(starts):
-            piece = self._buf[s - self._buf_start : s - self._buf_start + CHUNK_SAMPLES]
+            piece = self._buf[s - self._buf_start : s - self._buf_start + self._chunk]
             chunks[i, : piece.shape[0]] = piece
         self._scan.add(self._next, starts, chunks, n_frames)
         self._next += len(starts)
-        keep = min(self._next * self._step, self._buf_start + self._buf.shape[0] - CHUNK_SAMPLES)
+        keep = min(self._next * self._step, self._buf_start + self._buf.shape[0] - self._chunk)
         if keep > self._buf_start:
             self._buf = self._buf[keep - self._buf_start :].copy()
             self._buf_start = keep
@@ -103,28 +103,10 @@ class SegmentationScan:
             self._buf = np.concatenate([self._buf, *self._pending])
             self._pending = []
         n_frames = n_samples // HOP
-        starts = chunk_starts(n_samples, self._step)[self._next :]
+        starts = chunk_starts(n_samples, self._step, self._chunk)[self._next :]
         for b in range(0, len(starts), self._batch):
             self._run(starts[b : b + self._batch], n_frames)
         return self._scan.finish(n_frames)
-
-
-class FrameEnergy:
-    """Sum of squares of every 10 ms frame (float64), so that the resemblyzer backend's speech level is known after
-    the first pass."""
-
-    def __init__(self) -> None:
-        self._parts: list[np.ndarray] = []
-        self._rest = np.zeros(0, dtype=np.float32)
-
-    def feed(self, block: np.ndarray) -> None:
-        x = np.concatenate([self._rest, block]) if self._rest.size else block
-        n = x.shape[0] // HOP * HOP
-        self._parts.append(np.square(x[:n].reshape(-1, HOP), dtype=np.float64).sum(axis=1))
-        self._rest = x[n:].copy()
-
-    def finish(self) -> np.ndarray:
-        return np.concatenate(self._parts) if self._parts else np.zeros(0)
 
 
 def speech_segments(
@@ -154,7 +136,7 @@ def speech_segments(
             if i == code.size or code[i] != code[run_start]:
                 c = int(code[run_start])
                 if c >= 0 and i - run_start >= min_turn:
-                    if prev >= 0 and c != prev and c // LOCAL_SPEAKERS == prev // LOCAL_SPEAKERS:
+                    if prev >= 0 and c != prev and c // act.local_speakers == prev // act.local_speakers:
                         cuts.append(a + run_start)
                     prev = c
                 run_start = i

@@ -1,8 +1,8 @@
-"""From clustered windows to speaker turns: each 10 ms frame of speech takes the label with the most
-(centre-weighted) votes of the windows covering it; runs shorter than `min_turn_s` are absorbed by their
-neighbours; turns are the remaining runs, with the CAM++ backend's overlap turns of a second speaker added. Turns
-carry cluster ids renumbered in order of first appearance; assigning words to turns and splitting utterances is
-the TypeScript side's job (src/diarization/)."""
+"""From clustered windows to speaker turns (`speaker_turns`): each 10 ms frame of speech takes the label with the
+most (centre-weighted) votes of the windows covering it; runs shorter than `min_turn_s` are absorbed by their
+neighbours; turns are the remaining runs, with overlap turns of a second speaker added where the segmentation hears
+two at once. Turns carry cluster ids renumbered in order of first appearance; assigning words to turns and splitting
+utterances is the TypeScript side's job (src/diarization/)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,26 @@ class DiarizeResult:
             "num_speakers": self.num_speakers,
             "turns": [t.to_json() for t in self.turns],
         }
+
+
+def speaker_turns(
+    n_frames: int,
+    regions: list[tuple[int, int]],
+    windows: list[tuple[int, int]],
+    win_labels: np.ndarray,
+    overlap: np.ndarray,
+    local: np.ndarray,
+    local2: np.ndarray,
+    cfg: DiarizeConfig,
+) -> list[Turn]:
+    """The turns of labelled windows: frame labels, smoothed, with the overlap turns (`overlap`, `local` and `local2`
+    per frame: the segmentation's Activity)."""
+    k = int(win_labels.max()) + 1
+    labels = smooth(frame_labels(n_frames, regions, windows, win_labels, k), max(1, round(cfg.min_turn_s / FRAME_S)))
+    if k < 2:
+        return turns_from_labels(labels)
+    extra = local_overlap_turns(labels, local, local2, overlap > cfg.overlap_threshold, cfg)
+    return turns_with_overlap(labels, extra)
 
 
 def bool_runs(mask: np.ndarray) -> list[tuple[int, int]]:

@@ -150,6 +150,8 @@ class CAMPPlus:
     frame-level features of a whole segment once, `pool` the embeddings of any windows inside it; `embed` is the
     two for whole inputs (what the PyTorch model computes for each of them)."""
 
+    dim = EMBEDDING_DIM
+
     def __init__(self, path: str | Path) -> None:
         sd = load_state_dict(path)
         self._session = session(build_graph(sd))
@@ -162,6 +164,18 @@ class CAMPPlus:
     def pool(self, frames: np.ndarray, ranges: list[tuple[int, int]] | np.ndarray) -> np.ndarray:
         """(512, F) frame features and [a, b) output-frame ranges → (n, 192) embeddings (not normalised)."""
         return stats_pool(frames, ranges) @ self._dense_w + self._dense_b
+
+    def embed_piece(self, audio: np.ndarray, windows: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """One speech piece's 16 kHz samples (fbank frame i at sample 160 i) and windows of it in fbank frames → the
+        windows' embeddings (n, 192) and the whole piece's (1, 192), not normalised: the network runs once, over the
+        piece mean-normalised as a whole, and every window is pooled from its frame features."""
+        from .fbank import fbank
+
+        feats = fbank(audio)
+        fr = self.frames((feats - feats.mean(axis=0))[None])[0]
+        ranges = [frame_range(a, b) for a, b in windows]
+        wins = self.pool(fr, [(a, min(b, fr.shape[1])) for a, b in ranges])
+        return wins, self.pool(fr, [(0, fr.shape[1])])
 
     def embed(self, feats: np.ndarray) -> np.ndarray:
         """(B, T, 80) mean-normalised fbank → (B, 192) embeddings (not normalised), one per whole input."""

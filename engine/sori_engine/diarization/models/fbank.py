@@ -17,17 +17,17 @@ LENGTH = 400  # 25 ms
 N_BINS = 80
 
 
-def _options():  # type: ignore[no-untyped-def]
+def _options(sample_rate: int, bins: int):  # type: ignore[no-untyped-def]
     import kaldi_native_fbank as knf
 
     opts = knf.FbankOptions()
-    opts.frame_opts.samp_freq = SAMPLE_RATE
+    opts.frame_opts.samp_freq = sample_rate
     opts.frame_opts.dither = 0.0
     opts.frame_opts.snip_edges = True
     opts.frame_opts.window_type = "povey"
     opts.frame_opts.preemph_coeff = 0.97
     opts.frame_opts.remove_dc_offset = True
-    opts.mel_opts.num_bins = N_BINS
+    opts.mel_opts.num_bins = bins
     opts.mel_opts.low_freq = 20.0
     opts.mel_opts.high_freq = 0.0
     opts.use_energy = False
@@ -36,13 +36,14 @@ def _options():  # type: ignore[no-untyped-def]
     return opts
 
 
-def fbank(samples: np.ndarray) -> np.ndarray:
-    """(frames, 80) float32 log-mel energies of 16 kHz float samples; frame i covers samples [160 i, 160 i + 400)."""
+def fbank(samples: np.ndarray, sample_rate: int = SAMPLE_RATE, bins: int = N_BINS) -> np.ndarray:
+    """(frames, bins) float32 log-mel energies of float samples; frame i covers samples [160 i, 160 i + 400) at
+    16 kHz (25 ms every 10 ms at any rate: an operator's embedding model may take 8 kHz, models/custom.py)."""
     import kaldi_native_fbank as knf
 
-    if len(samples) < LENGTH:
-        return np.zeros((0, N_BINS), dtype=np.float32)
-    extractor = knf.OnlineFbank(_options())
-    extractor.accept_waveform(SAMPLE_RATE, np.ascontiguousarray(samples, dtype=np.float32))
+    if len(samples) < LENGTH * sample_rate // SAMPLE_RATE:
+        return np.zeros((0, bins), dtype=np.float32)
+    extractor = knf.OnlineFbank(_options(sample_rate, bins))
+    extractor.accept_waveform(sample_rate, np.ascontiguousarray(samples, dtype=np.float32))
     extractor.input_finished()
     return np.stack([extractor.get_frame(i) for i in range(extractor.num_frames_ready)]).astype(np.float32)

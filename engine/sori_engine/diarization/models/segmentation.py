@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -24,14 +25,33 @@ from .onnx_graph import Graph, OnePerFile, session
 from .torch_checkpoint import load_state_dict
 
 SAMPLE_RATE = 16000
-CHUNK_SAMPLES = 160000  # the model was trained on 10 s chunks
-FRAMES_PER_CHUNK = 589
-# Receptive-field geometry of the SincNet stack (kernel 251 stride 10, pool 3, conv 5, pool 3, conv 5, pool 3).
-FRAME_STEP_S = 270 / SAMPLE_RATE  # 16.875 ms
-FRAME_DURATION_S = 991 / SAMPLE_RATE
-# Powerset class → the set of local speakers it stands for.
-POWERSET = [(), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
-LOCAL_SPEAKERS = 3
+
+
+def powerset(local_speakers: int) -> list[tuple[int, ...]]:
+    """Powerset class → the set of local speakers it stands for: none, each alone, then each pair (at most two talk at
+    once), in pyannote's order."""
+    n = range(local_speakers)
+    return [(), *((i,) for i in n), *((i, j) for i in n for j in n if i < j)]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A segmentation model's chunks and output frames, what ActivityScan needs to read them on the 10 ms grid. The
+    defaults are segmentation-3.0's: 10 s chunks, 589 frames whose receptive field (SincNet: kernel 251 stride 10,
+    pool 3, conv 5, pool 3, conv 5, pool 3) is 991 samples every 270."""
+
+    chunk_samples: int = 160000
+    frames: int = 589
+    frame_step_s: float = 270 / SAMPLE_RATE
+    frame_duration_s: float = 991 / SAMPLE_RATE
+    local_speakers: int = 3
+
+    @property
+    def classes(self) -> list[tuple[int, ...]]:
+        return powerset(self.local_speakers)
+
+
+SEGMENTATION_3 = Geometry()
 _MIN_LOW_HZ, _MIN_BAND_HZ = 50.0, 50.0
 
 
@@ -111,14 +131,24 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
     x = g.op("Add", g.op("MatMul", x, g.const(sd["classifier.weight"].T)), g.const(sd["classifier.bias"]))
     g.nodes.append(helper.make_node("LogSoftmax", [x], ["logp"], axis=-1))
     return g.model(
-        [helper.make_tensor_value_info("waveform", TensorProto.FLOAT, ["B", CHUNK_SAMPLES])],
-        [helper.make_tensor_value_info("logp", TensorProto.FLOAT, ["B", FRAMES_PER_CHUNK, len(POWERSET)])],
+        [helper.make_tensor_value_info("waveform", TensorProto.FLOAT, ["B", SEGMENTATION_3.chunk_samples])],
+        [helper.make_tensor_value_info("logp", TensorProto.FLOAT, ["B", SEGMENTATION_3.frames, 7])],
         "segmentation",
     )
 
 
+class SegmentationModel(Protocol):
+    """What a segmentation model gives: see Segmentation."""
+
+    geometry: Geometry
+
+    def __call__(self, chunks: np.ndarray) -> np.ndarray: ...
+
+
 class Segmentation:
-    """Runs the model on batches of 10 s chunks with onnxruntime; thread-safe after construction."""
+    """Runs segmentation-3.0 on batches of 10 s chunks with onnxruntime; thread-safe after construction."""
+
+    geometry = SEGMENTATION_3
 
     def __init__(self, path: str | Path) -> None:
         self._session = session(build_graph(load_state_dict(path)))
@@ -134,8 +164,7 @@ get_model = OnePerFile(Segmentation)
 # ---------------------------------------------------------------------------------------------------------------
 # Files: sliding 10 s chunks, read out on the 10 ms frame grid the rest of diarization uses
 
-GRID_S = 0.01
-GRID_SAMPLES = round(SAMPLE_RATE * GRID_S)
+GRID_S = 0.01  # the 10 ms grid of the rest of diarization (turns.FRAME_S)
 
 
 @dataclass(frozen=True)
@@ -152,14 +181,15 @@ class Activity:
     # the second most active local speaker of the same chunk where the arg-max class is a pair (-1 elsewhere): who
     # else talks in overlapped speech (turns.local_overlap_turns)
     local2: np.ndarray | None = None
+    local_speakers: int = 3  # of each chunk: `local` // local_speakers is the chunk
 
 
-def chunk_starts(n_samples: int, step: int) -> list[int]:
-    """First samples of a file's chunks: every `step`, the last one possibly past the end (zero-padded), and the
-    tail a chunk of its own when the regular ones leave it uncovered."""
-    starts = list(range(0, max(1, n_samples - CHUNK_SAMPLES + step), step))
-    if n_samples > CHUNK_SAMPLES and starts[-1] + CHUNK_SAMPLES < n_samples:
-        starts.append(n_samples - CHUNK_SAMPLES)
+def chunk_starts(n_samples: int, step: int, chunk: int) -> list[int]:
+    """First samples of a file's chunks of `chunk` samples: every `step`, the last one possibly past the end
+    (zero-padded), and the tail a chunk of its own when the regular ones leave it uncovered."""
+    starts = list(range(0, max(1, n_samples - chunk + step), step))
+    if n_samples > chunk and starts[-1] + chunk < n_samples:
+        starts.append(n_samples - chunk)
     return starts
 
 
@@ -183,23 +213,27 @@ class ActivityScan:
     stream). Each chunk's frames are accumulated as soon as its probabilities are known, so the file's audio is
     never whole in memory; the per-frame arrays (32 bytes a frame: 46 MB for 4 h, up to twice that as they grow) are."""
 
-    def __init__(self, model: Segmentation) -> None:
+    def __init__(self, model: SegmentationModel) -> None:
         self.model = model
+        geo = model.geometry
+        classes = geo.classes
         self._speech = _Grown(np.float32, 0.0)
         self._overlap = _Grown(np.float32, 0.0)
         self._weight = _Grown(np.float32, 0.0)
         self._best = _Grown(np.float32, np.inf)
         self._local = _Grown(np.int64, -1)
         self._local2 = _Grown(np.int64, -1)
-        self._members = np.array([[c in pair for pair in POWERSET] for c in range(LOCAL_SPEAKERS)], dtype=np.float32)
-        self._overlap_cls = np.array([len(pair) == 2 for pair in POWERSET], dtype=np.float32)
-        self._hamming = np.hamming(FRAMES_PER_CHUNK).astype(np.float32) + 1e-3
+        self._members = np.array([[c in pair for pair in classes] for c in range(geo.local_speakers)], np.float32)
+        self._overlap_cls = np.array([len(pair) == 2 for pair in classes], dtype=np.float32)
+        self._hamming = np.hamming(geo.frames).astype(np.float32) + 1e-3
 
     def add(self, first_index: int, starts: list[int], chunks: np.ndarray, n_frames: int | None = None) -> None:
         """One batch: chunks number first_index, first_index + 1, ... of the file, starting at `starts` (samples),
-        `chunks` their (B, 160000) samples. `n_frames`, the file's frame count, once known (it clips the last)."""
-        probs = np.exp(self.model(chunks))  # (B, 589, 7)
-        grid_per_chunk = round(CHUNK_SAMPLES / SAMPLE_RATE / GRID_S)
+        `chunks` their (B, chunk) samples. `n_frames`, the file's frame count, once known (it clips the last)."""
+        geo = self.model.geometry
+        probs = np.exp(self.model(chunks))  # (B, frames, classes)
+        grid_per_chunk = round(geo.chunk_samples / SAMPLE_RATE / GRID_S)
+        speakers = geo.local_speakers
         for i, s in enumerate(starts):
             g0 = round(s / SAMPLE_RATE / GRID_S)
             g1 = g0 + grid_per_chunk if n_frames is None else min(n_frames, g0 + grid_per_chunk)
@@ -210,21 +244,22 @@ class ActivityScan:
             weight, best_dist, local = self._weight.view(g1), self._best.view(g1), self._local.view(g1)
             local2 = self._local2.view(g1)
             t = grid * GRID_S + GRID_S / 2 - s / SAMPLE_RATE
-            f = np.clip(np.round((t - FRAME_DURATION_S / 2) / FRAME_STEP_S).astype(np.int64), 0, FRAMES_PER_CHUNK - 1)
-            p = probs[i, f]  # (len(grid), 7)
+            f = np.round((t - geo.frame_duration_s / 2) / geo.frame_step_s).astype(np.int64)
+            f = np.clip(f, 0, geo.frames - 1)
+            p = probs[i, f]  # (len(grid), classes)
             w = self._hamming[f]
             speech_sum[grid] += w * (1.0 - p[:, 0])
             overlap_sum[grid] += w * (p @ self._overlap_cls)
             weight[grid] += w
-            dist = np.abs(t - CHUNK_SAMPLES / SAMPLE_RATE / 2).astype(np.float32)
+            dist = np.abs(t - geo.chunk_samples / SAMPLE_RATE / 2).astype(np.float32)
             nearer = dist < best_dist[grid]
-            per_spk = p @ self._members.T  # (len(grid), 3): probability that each local speaker talks
+            per_spk = p @ self._members.T  # (len(grid), speakers): probability that each local speaker talks
             ranked = np.argsort(-per_spk, axis=1)
             spk = ranked[:, 0]
             cls = np.argmax(p, axis=1)
             silent = cls == 0
-            code = np.where(silent, -1, (first_index + i) * LOCAL_SPEAKERS + spk)
-            code2 = np.where(self._overlap_cls[cls] > 0, (first_index + i) * LOCAL_SPEAKERS + ranked[:, 1], -1)
+            code = np.where(silent, -1, (first_index + i) * speakers + spk)
+            code2 = np.where(self._overlap_cls[cls] > 0, (first_index + i) * speakers + ranked[:, 1], -1)
             local[grid[nearer]] = code[nearer]
             local2[grid[nearer]] = code2[nearer]
             best_dist[grid[nearer]] = dist[nearer]
@@ -236,19 +271,21 @@ class ActivityScan:
             self._overlap.view(n_frames)[:n_frames] / weight,
             self._local.view(n_frames)[:n_frames].copy(),
             self._local2.view(n_frames)[:n_frames].copy(),
+            self.model.geometry.local_speakers,
         )
 
 
-def activity(model: Segmentation, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
+def activity(model: SegmentationModel, samples: np.ndarray, step_s: float, batch: int = 16) -> Activity:
     """The Activity of a file in memory (tests; diarization streams files through ActivityScan)."""
-    n = int(len(samples) // GRID_SAMPLES)
-    starts = chunk_starts(len(samples), max(1, round(step_s * SAMPLE_RATE)))
+    n = int(len(samples) // round(SAMPLE_RATE * GRID_S))
+    chunk = model.geometry.chunk_samples
+    starts = chunk_starts(len(samples), max(1, round(step_s * SAMPLE_RATE)), chunk)
     scan = ActivityScan(model)
     for b in range(0, len(starts), batch):
         group = starts[b : b + batch]
-        chunks = np.zeros((len(group), CHUNK_SAMPLES), np.float32)
+        chunks = np.zeros((len(group), chunk), np.float32)
         for i, s in enumerate(group):
-            piece = samples[s : s + CHUNK_SAMPLES]
+            piece = samples[s : s + chunk]
             chunks[i, : len(piece)] = piece
         scan.add(b, group, chunks, n)
     return scan.finish(n)

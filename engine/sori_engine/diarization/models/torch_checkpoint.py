@@ -1,11 +1,8 @@
-"""Reading a PyTorch checkpoint's tensors as numpy arrays, without torch, in both of its formats:
+"""Reading a PyTorch checkpoint's tensors as numpy arrays, without torch, in its zip format (`torch.save` since 1.6;
+CAM++, segmentation-3.0): a zip holding `<root>/data.pkl` (the object tree, a pickle) and `<root>/data/<key>` (one
+raw little-endian buffer per storage).
 
-- zip (`torch.save` since 1.6; CAM++, segmentation-3.0): a zip holding `<root>/data.pkl` (the object tree, a pickle)
-  and `<root>/data/<key>` (one raw little-endian buffer per storage);
-- legacy (before 1.6; resemblyzer's `pretrained.pt`): three small header pickles, the object tree, the list of
-  storage keys, then each storage as an 8-byte element count and its raw bytes.
-
-One restricted unpickler serves both: it resolves only the storage types, `_rebuild_tensor_v2`, `OrderedDict` and a
+A restricted unpickler reads the tree: it resolves only the storage types, `_rebuild_tensor_v2`, `OrderedDict` and a
 short list of plain metadata classes a pyannote checkpoint names (turned into inert placeholders); any other global
 is refused, so the file cannot run code. Only the tensors of the state dict are returned.
 """
@@ -14,10 +11,9 @@ from __future__ import annotations
 
 import collections
 import pickle
-import struct
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,7 +58,7 @@ class _Inert:
 
 
 class _Storage:
-    """A storage's element type and count; its data is filled in when read (after the pickle, in legacy files)."""
+    """A storage's element type and count; its data is filled in after the pickle is read."""
 
     def __init__(self, dtype: Any, numel: int, data: np.ndarray | None = None) -> None:
         self.dtype, self.numel, self.data = np.dtype(dtype), numel, data
@@ -88,7 +84,7 @@ def _rebuild_tensor_v2(storage: _Storage, offset: int, size: Any, stride: Any, *
 
 
 class _Unpickler(pickle.Unpickler):
-    """The object tree; storages are looked up (zip) or registered for reading later (legacy) by `_storage`."""
+    """The object tree; its storages are registered for reading after it (`persistent_load`)."""
 
     def __init__(self, data: Any) -> None:
         super().__init__(data)
@@ -106,23 +102,11 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"checkpoint names a global this reader does not allow: {module}.{name}")
 
     def persistent_load(self, pid: Any) -> _Storage:
-        # zip: ("storage", type, key, location, numel); legacy: the same and a view, which is never used here
-        if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
+        # ("storage", type, key, location, numel)
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"unexpected persistent id {pid!r}")
-        if len(pid) == 6 and pid[5] is not None:
-            raise pickle.UnpicklingError("storage views are not supported")
-        _, dtype, key, _location, numel = pid[:5]
+        _, dtype, key, _location, numel = pid
         return self.storages.setdefault(str(key), _Storage(dtype, int(numel)))
-
-
-def _plain_load(f: BinaryIO) -> Any:
-    """A legacy file's small header pickles hold only ints, strings and dicts: refuse any global."""
-
-    class _Plain(pickle.Unpickler):
-        def find_class(self, module: str, name: str) -> Any:
-            raise pickle.UnpicklingError(f"unexpected global {module}.{name} in checkpoint header")
-
-    return _Plain(f).load()
 
 
 def _load_zip(path: str | Path) -> Any:
@@ -141,28 +125,12 @@ def _load_zip(path: str | Path) -> Any:
     return root
 
 
-def _load_legacy(path: str | Path) -> Any:
-    with open(path, "rb") as f:
-        _magic, _protocol, sys_info = _plain_load(f), _plain_load(f), _plain_load(f)
-        if not (isinstance(sys_info, dict) and sys_info.get("little_endian", True)):
-            raise CheckpointError(f"{path}: not a little-endian legacy PyTorch checkpoint")
-        up = _Unpickler(f)
-        root = up.load()
-        for key in _plain_load(f):
-            st = up.storages[str(key)]
-            (numel,) = struct.unpack("<q", f.read(8))
-            if numel != st.numel:
-                raise CheckpointError(f"{path}: storage {key} holds {numel} elements, expected {st.numel}")
-            st.data = np.frombuffer(f.read(numel * st.dtype.itemsize), dtype=st.dtype)
-    return root
-
-
 def load_state_dict(path: str | Path, key: str = "state_dict") -> dict[str, np.ndarray]:
     """The tensors of the checkpoint's state dict (its `key` entry, or the root itself when it has none), as numpy
-    arrays; either format."""
+    arrays."""
     try:
-        root = _load_zip(path) if zipfile.is_zipfile(path) else _load_legacy(path)
-    except (OSError, zipfile.BadZipFile, pickle.UnpicklingError, EOFError, struct.error, KeyError, ValueError) as e:
+        root = _load_zip(path)
+    except (OSError, zipfile.BadZipFile, pickle.UnpicklingError, EOFError, KeyError, ValueError) as e:
         raise CheckpointError(f"cannot read model weights {path}: {e}") from e
     state = root.get(key, root) if isinstance(root, dict) else None
     if not isinstance(state, dict):
