@@ -1,15 +1,11 @@
 """Which speaker models diarization and the voiceprint op run: pyannote segmentation-3.0 and CAM++ (built in), or an
 operator's ONNX models in their place (models/custom.py), named by SORI_DIARIZATION_MODELS with the settings they
-come with (docs/diarization.md, "Bring your own models").
-
-`python -m sori_engine.diarization.speaker_models JSON` is the service's start check of the models file's
-`diarization` object: each model loaded and run once, the options checked; an error is printed, exit status 1.
+come with (docs/diarization.md, "Bring your own models"). check_models.py is the service's start check of them.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -101,14 +97,3 @@ def speaker_models() -> SpeakerModels:
     """The engine's models, from its environment."""
     return from_json(os.environ.get("SORI_DIARIZATION_MODELS"))
 
-
-if __name__ == "__main__":
-    try:
-        models = from_json(sys.argv[1])
-        if models.segmentation_entry is not None:
-            models.segmentation()
-        if models.embedding_entry is not None:
-            models.embedding()
-    except EngineError as e:
-        print(e.message)
-        sys.exit(1)

@@ -79,9 +79,14 @@ def _session(kind: str, entry: Entry):  # type: ignore[no-untyped-def]
     if not Path(entry.path).is_file():
         raise _error(kind, f"{entry.path}: no such file")
     try:
-        return session(entry.path)  # type: ignore[arg-type]
+        sess = session(entry.path)  # type: ignore[arg-type]
     except Exception as e:  # onnxruntime's errors share no base class
         raise _error(kind, f"{entry.path}: not an ONNX model onnxruntime can run ({e})") from e
+    # an exported model may state its rate in its metadata (sherpa-onnx's and pyannote's exports do)
+    declared = sess.get_modelmeta().custom_metadata_map.get("sample_rate")
+    if declared is not None and declared.strip() != str(entry.sample_rate):
+        raise _error(kind, f"{entry.path} declares sample_rate {declared}, the models file {entry.sample_rate}")
+    return sess
 
 
 def _to_rate(x: np.ndarray, rate: int) -> np.ndarray:
