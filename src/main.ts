@@ -9,7 +9,7 @@ import { loadCallbackKey } from "./callbacks/sign.js";
 import type { Config } from "./config.js";
 import { Engine } from "./engine/client.js";
 import { hostLayout } from "./engine/layout.js";
-import { loadModelRegistry } from "./engine/models.js";
+import { loadDiarizationModels, loadModelRegistry } from "./engine/models.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "./insight/index.js";
 import { sweepExpired } from "./jobs/retention.js";
 import { listenForJobs, notifyJobQueued } from "./jobs/wakeup.js";
@@ -47,6 +47,7 @@ export async function start(
   // once on SORI_ENGINE_DECODERS decoders, their clips in shared batches, and holds each model once (docs/engine.md,
   // "One engine for the host").
   const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
+  const diarizationModels = loadDiarizationModels(config.modelsFile, config.python);
   const layout = hostLayout(
     registry,
     { cores: availableParallelism(), memoryBytes: hostMemory() },
@@ -77,7 +78,11 @@ export async function start(
       python: config.python,
       nice: config.engineNice,
       // Both sides read the same value: the engine admits as many transcriptions as its workers send.
-      env: { SORI_ENGINE_JOBS: String(engineJobs), SORI_ENGINE_DECODERS: String(layout.decoders) },
+      env: {
+        SORI_ENGINE_JOBS: String(engineJobs),
+        SORI_ENGINE_DECODERS: String(layout.decoders),
+        ...diarizationModels,
+      },
       onLog: (line) => elog.debug({ engine: line }, "engine log"),
     });
   });

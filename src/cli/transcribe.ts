@@ -14,7 +14,7 @@ import { loadConfig } from "../config.js";
 import { InvalidInput, UnsupportedAudio } from "../domain/errors.js";
 import { parseJobConfig } from "../domain/jobConfig.js";
 import { Engine } from "../engine/client.js";
-import { loadModelRegistry } from "../engine/models.js";
+import { loadDiarizationModels, loadModelRegistry } from "../engine/models.js";
 import { isApiError } from "../errors.js";
 import { insightBackend, type LlmBackend, sharedPrompts } from "../insight/index.js";
 import { toFailure } from "../jobs/failure.js";
@@ -35,7 +35,8 @@ export function transcribeCommand(): Command {
         o.progress && process.stderr.isTTY
           ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic)
           : null;
-      const engine = new Engine({ python: config.python });
+      // A models file's diarization models are checked here, before anything runs (a bad one stops the command).
+      const engine = new Engine({ python: config.python, env: loadDiarizationModels(config.modelsFile, config.python) });
       let insight: LlmBackend | null = null;
       try {
         if (!fs.existsSync(audioPath)) throw new Error(`no such file: ${file}`);

@@ -22,7 +22,32 @@ const EntrySchema = z.object({
   // Decoding options that override the entry's preset (field names and ranges: the engine's DecodeOptions).
   decode: z.record(z.string(), z.number()).optional(),
 });
-const FileSchema = z.object({ sommers: EntrySchema.optional(), whisper: EntrySchema.optional() });
+// An operator's diarization models (ONNX) in place of segmentation-3.0 and CAM++, and the settings for them: what
+// each field means and what a model must take and give, docs/diarization.md ("Bring your own models"); the engine
+// checks the rest (engine/sori_engine/diarization/models/custom.py).
+const DiarizationModelSchema = z
+  .object({
+    path: z.string().min(1),
+    sample_rate: z.union([z.literal(8000), z.literal(16000)]).optional(),
+    chunk_s: z.number().positive().optional(),
+    frame_step_s: z.number().positive().optional(),
+    frame_duration_s: z.number().positive().optional(),
+  })
+  .strict();
+const DiarizationSchema = z
+  .object({
+    segmentation: DiarizationModelSchema.optional(),
+    embedding: DiarizationModelSchema.omit({ chunk_s: true, frame_step_s: true, frame_duration_s: true })
+      .strict()
+      .optional(),
+    options: z.record(z.string(), z.number()).optional(),
+  })
+  .strict();
+const FileSchema = z.object({
+  sommers: EntrySchema.optional(),
+  whisper: EntrySchema.optional(),
+  diarization: DiarizationSchema.optional(),
+});
 
 export type ModelRegistry = Record<ModelName, ModelSpec>;
 
@@ -83,12 +108,36 @@ export function loadModelRegistry(modelsDir: string, file?: string, python?: str
 }
 
 function checkDecodeOptions(file: string, overrides: object, python?: string): void {
+  runEngineCheck(file, "sori_engine.decode_options", overrides, python);
+}
+
+/**
+ * The engine environment for SORI_MODELS_FILE's `diarization` object (SORI_DIARIZATION_MODELS, its paths resolved
+ * against the file's directory), or none for the built-in models. Each model is loaded and run once here, so that a
+ * model of the wrong shape or rate, or an unknown option, stops the start with an error naming it.
+ */
+export function loadDiarizationModels(file?: string, python?: string): Record<string, string> {
+  if (!file) return {};
+  const parsed = FileSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${file}: ${issue?.path.join(".")}: ${issue?.message}`);
+  }
+  const d = parsed.data.diarization;
+  if (!d) return {};
+  const resolved = (m?: { path: string }) => (m ? { ...m, path: path.resolve(path.dirname(file), m.path) } : undefined);
+  const models = { segmentation: resolved(d.segmentation), embedding: resolved(d.embedding), options: d.options };
+  runEngineCheck(file, "sori_engine.diarization.check_models", models, python);
+  return { SORI_DIARIZATION_MODELS: JSON.stringify(models) };
+}
+
+function runEngineCheck(file: string, module: string, arg: object, python?: string): void {
   try {
-    execFileSync(
-      python ?? path.join(projectRoot, ".venv", "bin", "python"),
-      ["-m", "sori_engine.decode_options", JSON.stringify(overrides)],
-      { cwd: path.join(projectRoot, "engine"), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
-    );
+    execFileSync(python ?? path.join(projectRoot, ".venv", "bin", "python"), ["-m", module, JSON.stringify(arg)], {
+      cwd: path.join(projectRoot, "engine"),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } catch (err) {
     const out = (err as { stdout?: string }).stdout?.trim();
     throw new Error(`${file}: ${out || (err as Error).message}`);
