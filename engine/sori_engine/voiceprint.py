@@ -37,6 +37,7 @@ from .errors import bad_request
 from .pcm import SAMPLE_RATE
 from .phone import BandScan, phone_band
 from .protocol import is_number, is_span
+
 MAX_VOICES = 20_000  # a job's speakers and each of its utterances (docs/speakers.md): a 4-hour call has a few thousand
 MAX_PARTS = 16
 MAX_SPANS = 100_000
@@ -273,7 +274,7 @@ def _embed_file(
 def voiceprint(
     params: VoiceprintParams,
     progress: Callable[[float], None] | None = None,
-    options: VoiceprintOptions = VoiceprintOptions(),  # noqa: B008 (frozen)
+    options: VoiceprintOptions = VoiceprintOptions(),
 ) -> dict[str, Any]:
     models = speaker_models()
     recipe = _Recipe.of(models, options)

@@ -36,7 +36,10 @@ export function transcribeCommand(): Command {
           ? new cliProgress.SingleBar({ stream: process.stderr }, cliProgress.Presets.shades_classic)
           : null;
       // A models file's diarization models are checked here, before anything runs (a bad one stops the command).
-      const engine = new Engine({ python: config.python, env: loadDiarizationModels(config.modelsFile, config.python) });
+      const engine = new Engine({
+        python: config.python,
+        env: loadDiarizationModels(config.modelsFile, config.python),
+      });
       let insight: LlmBackend | null = null;
       try {
         if (!fs.existsSync(audioPath)) throw new Error(`no such file: ${file}`);

@@ -45,7 +45,9 @@ describe("SORI_MODELS_FILE: an operator's diarization models", () => {
   /** The random-weight ONNX models of engine/tests/diarization_shapes.py, built into a fresh directory. */
   function shapes(): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sori-diar-models-"));
-    const r = spawnSync(PYTHON, [path.join(ROOT, "engine", "tests", "diarization_shapes.py"), dir], { encoding: "utf8" });
+    const r = spawnSync(PYTHON, [path.join(ROOT, "engine", "tests", "diarization_shapes.py"), dir], {
+      encoding: "utf8",
+    });
     assert.equal(r.status, 0, r.stderr);
     return dir;
   }

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import DiarizeConfig
-from .turns import FRAME_S
 
 
 def _affinity(emb: np.ndarray) -> np.ndarray:

@@ -96,4 +96,3 @@ def from_json(raw: str | None) -> SpeakerModels:
 def speaker_models() -> SpeakerModels:
     """The engine's models, from its environment."""
     return from_json(os.environ.get("SORI_DIARIZATION_MODELS"))
-

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +102,14 @@ def _noise(shape: tuple[int, ...]) -> np.ndarray:
     return (0.1 * np.random.default_rng(0).standard_normal(shape)).astype(np.float32)
 
 
+def _probe(kind: str, run: Callable[[], np.ndarray]) -> np.ndarray:
+    """The model's output on noise, or the reason it does not run on what the engine feeds it."""
+    try:
+        return np.asarray(run())
+    except Exception as e:  # onnxruntime's errors share no base class
+        raise _error(kind, f"does not run on the engine's input: {e}") from e
+
+
 class OnnxSegmentation:
     """An operator's segmentation model behind segmentation.SegmentationModel: (B, chunk) 16 kHz samples → (B,
     frames, classes) log-probabilities."""
@@ -118,7 +126,7 @@ class OnnxSegmentation:
         if fixed and entry.chunk_s and abs(entry.chunk_s - chunk_s) > 1e-6:
             raise _error("segmentation", f"takes {fixed} samples ({chunk_s} s), not chunk_s {entry.chunk_s}")
         self._log = True
-        out = self._run(_noise((1, round(chunk_s * SAMPLE_RATE))))
+        out = _probe("segmentation", lambda: self._run(_noise((1, round(chunk_s * SAMPLE_RATE)))))
         if out.ndim != 3 or out.shape[0] != 1:
             raise _error("segmentation", f"output must be (B, frames, classes), not {list(out.shape)}")
         frames, classes = out.shape[1], out.shape[2]
@@ -132,9 +140,7 @@ class OnnxSegmentation:
         else:
             raise _error("segmentation", "output rows are neither probabilities nor log-probabilities")
         step = entry.frame_step_s or chunk_s / frames
-        self.geometry = Geometry(
-            round(chunk_s * SAMPLE_RATE), frames, step, entry.frame_duration_s or step, speakers
-        )
+        self.geometry = Geometry(round(chunk_s * SAMPLE_RATE), frames, step, entry.frame_duration_s or step, speakers)
 
     def _run(self, chunks: np.ndarray) -> np.ndarray:
         x = _to_rate(chunks, self._rate)
@@ -161,7 +167,7 @@ class OnnxEmbedding:
             self._bins = None
         else:
             raise _error("embedding", f"input must be (B, T, bins) fbank or (B, samples), T free; not {inp.shape}")
-        out = self._embed([self._features(_noise((SAMPLE_RATE,)))])
+        out = _probe("embedding", lambda: self._embed([self._features(_noise((SAMPLE_RATE,)))]))
         if out.ndim != 2 or out.shape[0] != 1 or out.shape[1] < 2 or not np.isfinite(out).all():
             raise _error("embedding", f"output must be finite (B, dim), not {list(out.shape)}")
         self.dim = int(out.shape[1])
@@ -204,4 +210,3 @@ def parse_models(raw: str | Mapping[str, Any]) -> tuple[Entry | None, Entry | No
     if not isinstance(options, dict):
         raise EngineError(MODEL_LOAD_FAILED, "diarization options must be an object")
     return seg, emb, options
-
