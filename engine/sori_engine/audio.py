@@ -110,7 +110,7 @@ def cut_spans(blocks: Iterable[np.ndarray], spans: list[tuple[T, tuple[int, int]
     buf = np.zeros(0, dtype=np.float32)
     start = 0  # file sample of buf[0]
     i = 0
-    # the earliest start of the spans from each one on (a resemblyzer span at the file's end reaches back a little)
+    # the earliest start of the spans from each one on (a later span may reach back before an earlier one starts)
     first = np.minimum.accumulate([a for _u, (a, _b) in spans][::-1])[::-1].tolist() if spans else []
     for block in blocks:
         if i == len(spans):

@@ -1,5 +1,5 @@
 """Cohort centring of CAM++ voiceprints (docs/speakers.md, "Bands and cohort centring"): each piece embedding less the
-mean piece embedding of many speakers heard through the same band (band.py: wideband, or narrowband as on a phone
+mean piece embedding of many speakers heard through the same band (phone.BandScan: wideband, or narrowband as on a phone
 call), before a voice's pieces are averaged.
 
 What all speakers of a band share (the channel, and what CAM++ hears in any voice) is a large part of a raw

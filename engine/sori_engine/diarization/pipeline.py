@@ -57,7 +57,7 @@ class Embedded:
     band_db: float
 
     def narrowband(self, cfg: DiarizeConfig) -> bool:
-        """A phone call's band (band.py, `narrowband_db`): its voices are compared and split as such."""
+        """A phone call's band (phone.BandScan, `narrowband_db`): its voices are compared and split as such."""
         return self.band_db < cfg.narrowband_db
 
 
