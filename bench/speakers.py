@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from conversations import Speaker
+from sori_eval.voices import Speaker
 from sori_engine import voiceprint
 from sori_engine.diarization import CAMPPLUS_CONFIG
 
@@ -110,7 +110,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--draws", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--voices", type=Path, help="conversations built from this voices folder (bench/conversations.py)")
+    ap.add_argument("--voices", type=Path, help="conversations built from this voices folder (bench/diarization.py --voices)")
     ap.add_argument("--per-set", type=int, default=48)
     ap.add_argument("--rule", action="append", default=[],
                     help="JSON overriding fields of SPEAKER_OPTIONS, e.g. '{\"keepThreshold\": 0.6}'; several: each scored")
@@ -230,7 +230,7 @@ def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
     gender and language (1-2 clips each); then the same with phones in it: one speaker's 2-4 clips of which 1 to all
     but one go through a telephone channel (one person enrolled from a studio and a call), and two speakers of one
     gender and language, the second heard on the phone."""
-    from conversations import read_voices
+    from sori_eval.voices import read_voices
 
     rng = random.Random(seed)
     speakers = read_voices(folder)
@@ -263,7 +263,7 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
     and against the wideband print (voices enrolled before phone prints)."""
     import hashlib
 
-    from conversations import read_voices, split
+    from sori_eval.voices import read_voices, split
 
     rng = random.Random(7)
 
@@ -305,7 +305,7 @@ def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
 
 def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path,
                         by_band: bool = False) -> None:
-    """Known voices in conversations built from many voices (bench/conversations.py's sets, tuning and held-out
+    """Known voices in conversations built from many voices (bench/diarization.py --voices's sets, tuning and held-out
     speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses
     (as the service enrolls: only with 5 s of speech or more, else the speaker counts as never enrolled);
     the conversation is diarized with the count estimated, each turn is an utterance, and the service's rule
@@ -315,7 +315,7 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
     import json
     import wave
 
-    from conversations import conversations, read_voices, split
+    from sori_eval.voices import conversations, read_voices, split
     from sori_engine.diarization import diarize_embedded
 
     from diarization import embed_cached

@@ -28,9 +28,8 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from conversations import conversations, read_voices, split  # noqa: E402
+from sori_eval.voices import conversations, read_voices, split  # noqa: E402
 
 
 def main() -> int:
