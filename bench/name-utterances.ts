@@ -1,6 +1,6 @@
 // The naming rule of known speakers (src/speakers/match.ts, nameUtterances) over cases that bench/speakers.py
-// prepares from real voiceprints: JSON on stdin, one array of names per case on stdout. `--rule JSON` overrides
-// fields of SPEAKER_OPTIONS (bench/speakers.py --rule), so the rule is the service's own, not a copy.
+// prepares from real voiceprints: JSON on stdin, the rule (SPEAKER_OPTIONS) and one array of names per case on
+// stdout, so the rule is the service's own, not a copy.
 import { nameUtterances, SPEAKER_OPTIONS } from "../src/speakers/index.js";
 
 interface Case {
@@ -9,8 +9,7 @@ interface Case {
   enrolled: { id: string; name: string; embedding: number[]; embeddingPhone?: number[] | null }[];
 }
 
-const ruleArg = process.argv.indexOf("--rule");
-const rule = { ...SPEAKER_OPTIONS, ...(ruleArg > 0 ? JSON.parse(process.argv[ruleArg + 1]!) : {}) };
+const rule = SPEAKER_OPTIONS;
 const chunks: Buffer[] = [];
 for await (const c of process.stdin) chunks.push(c as Buffer);
 const cases = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Case[];

@@ -19,6 +19,12 @@ window embeddings of all the enrollment's files): how often it finds more than o
 clips of one Korean woman, and in 30 sets of 1-3 clips of each.
 
     flock ~/.sori-bench.lock .venv/bin/python bench/speakers.py [--draws 30] [--seed 1]
+
+With `--voices DIR` (a folder of many voices, sori_eval/voices.py), the same several-voices count on it
+(`voices_enrollments`; `--enrollments` prints only these counts), then the naming of utterances in its conversations
+(`conversation_naming`):
+
+    flock ~/.sori-bench.lock nice -n 5 .venv/bin/python bench/speakers.py --voices ../voices --cache /tmp/conv2
 """
 
 from __future__ import annotations
@@ -35,9 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sori_eval.voices import Speaker
 from sori_engine import voiceprint
-from sori_engine.diarization import CAMPPLUS_CONFIG
+from sori_eval.voices import Speaker, conversations, read_voices, split
 
 TESTDATA = ROOT.parent / "shared" / "testdata"
 if not TESTDATA.exists():
@@ -110,25 +115,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--draws", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--voices", type=Path, help="conversations built from this voices folder (bench/diarization.py --voices)")
+    ap.add_argument("--voices", type=Path, help="conversations built from this voices folder (sori_eval/voices.py)")
     ap.add_argument("--per-set", type=int, default=48)
-    ap.add_argument("--rule", action="append", default=[],
-                    help="JSON overriding fields of SPEAKER_OPTIONS, e.g. '{\"keepThreshold\": 0.6}'; several: each scored")
-    ap.add_argument("--band-trials", action="store_true",
-                    help="with --voices: FRR and FAR of single clips by band against wideband and phone prints")
-    ap.add_argument("--by-band", action="store_true",
-                    help="also the first rule's figures on wideband and narrowband conversations apart")
     ap.add_argument("--enrollments", action="store_true", help="with --voices: only the several-voices check's figures")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/sori-speakers"))
     args = ap.parse_args()
-    if args.voices and args.band_trials:
-        band_trials(args.voices, args.cache)
-        return
     if args.voices:
         voices_enrollments(args.voices, args.seed, args.cache)
-        if args.enrollments:
-            return
-        conversation_naming(args.voices, args.per_set, 56, args.rule, args.cache, args.by_band)
+        if not args.enrollments:
+            conversation_naming(args.voices, args.per_set, 56, args.cache)
         return
     table = clips()
     emb = embed_all(table)
@@ -230,8 +225,6 @@ def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
     gender and language (1-2 clips each); then the same with phones in it: one speaker's 2-4 clips of which 1 to all
     but one go through a telephone channel (one person enrolled from a studio and a call), and two speakers of one
     gender and language, the second heard on the phone."""
-    from sori_eval.voices import read_voices
-
     rng = random.Random(seed)
     speakers = read_voices(folder)
     one = [enrollment_voices(rng.sample(list(s.enroll + s.clips), rng.randint(2, 4))) for s in speakers]
@@ -255,56 +248,7 @@ def voices_enrollments(folder: Path, seed: int, cache: Path) -> None:
           f"two speakers, the second on the phone, {sum(n > 1 for n in two)} / {len(two)}")
 
 
-def band_trials(folder: Path, cache: Path, per_speaker: int = 10) -> None:
-    """Each speaker's enrollment (its two enrollment clips, phone prints on) against single clips of every speaker of
-    its part, each clip as recorded and through a telephone channel (G.711, as the phone-band conversations): genuine
-    trials its own clips, impostors the same gender's other speakers. Printed per part and threshold: FRR and FAR of
-    wideband clips against the wideband print, of phone clips against the phone print (the rule for narrowband jobs)
-    and against the wideband print (voices enrolled before phone prints)."""
-    import hashlib
-
-    from sori_eval.voices import read_voices, split
-
-    rng = random.Random(7)
-
-    def prints(voices: list[list[str]], phone_prints: bool = False) -> list[dict]:
-        params = {"voices": [{"parts": [{"audio_path": f} for f in v]} for v in voices], "phone_prints": phone_prints}
-        return voiceprint.voiceprint(voiceprint.parse_voiceprint(params))["voices"]
-
-    for part, speakers in split(read_voices(folder), 0.4).items():
-        key = hashlib.sha1((voiceprint.MODEL + part + repr([s.key for s in speakers])).encode()).hexdigest()[:12]
-        saved = cache / f"band-trials-{part}-{key}.npz"
-        if saved.exists():
-            z = np.load(saved)
-            enr, enr_p, wide, tel, owner = z["enr"], z["enr_p"], z["wide"], z["tel"], z["owner"]
-        else:
-            got = prints([list(s.enroll) for s in speakers], phone_prints=True)
-            enr = np.array([g["embedding"] for g in got])
-            enr_p = np.array([g["embedding_phone"] for g in got])
-            clips = [(i, c) for i, s in enumerate(speakers) for c in rng.sample(list(s.clips), min(per_speaker, len(s.clips)))]
-            w = prints([[c] for _i, c in clips])
-            t = prints([[phone_clip(c, cache)] for _i, c in clips])
-            ok = [j for j in range(len(clips)) if w[j]["embedding"] and t[j]["embedding"]]
-            wide = np.array([w[j]["embedding"] for j in ok])
-            tel = np.array([t[j]["embedding"] for j in ok])
-            owner = np.array([clips[j][0] for j in ok])
-            np.savez(saved, enr=enr, enr_p=enr_p, wide=wide, tel=tel, owner=owner)
-        gender = np.array([s.gender for s in speakers])
-        print(f"\n{part}: {len(speakers)} speakers, {len(owner)} clips; impostors of the same gender")
-        print("threshold | wideband FRR / FAR | phone vs phone print FRR / FAR | phone vs wideband print FRR / FAR")
-        rows = {"wide": (enr @ wide.T), "phone": (enr_p @ tel.T), "phone-old": (enr @ tel.T)}
-        genuine = owner[None, :] == np.arange(len(speakers))[:, None]
-        impostor = ~genuine & (gender[:, None] == gender[owner][None, :])
-        for th in (0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
-            cells = []
-            for name in ("wide", "phone", "phone-old"):
-                sc = rows[name]
-                cells.append(f"{(sc[genuine] < th).mean():.1%} / {(sc[impostor] >= th).mean():.2%}")
-            print(f"{th:.2f} | " + " | ".join(cells))
-
-
-def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str], cache: Path,
-                        by_band: bool = False) -> None:
+def conversation_naming(folder: Path, per_set: int, seed: int, cache: Path) -> None:
     """Known voices in conversations built from many voices (bench/diarization.py --voices's sets, tuning and held-out
     speakers apart): in each, one or two of its speakers are enrolled from their own clips that no conversation uses
     (as the service enrolls: only with 5 s of speech or more, else the speaker counts as never enrolled);
@@ -315,8 +259,7 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
     import json
     import wave
 
-    from sori_eval.voices import conversations, read_voices, split
-    from sori_engine.diarization import diarize_embedded
+    from sori_engine.diarization import DEFAULT_CONFIG, diarize_embedded
 
     from diarization import embed_cached
 
@@ -333,8 +276,8 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
                     w.setframerate(16000)
                     w.writeframes((np.clip(conv.samples, -1, 1) * 32767).astype("<i2").tobytes())
             enrolled = list(conv.speakers[: 1 if i % 2 == 0 else 2])
-            em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, cache)
-            turns = diarize_embedded(em, 0, CAMPPLUS_CONFIG).turns
+            em, _ = embed_cached(conv.name, conv.samples, DEFAULT_CONFIG, cache)
+            turns = diarize_embedded(em, 0, DEFAULT_CONFIG).turns
             # the voiceprints depend on the audio, the model and the turns diarization found
             key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode()
                                + repr([(t.start, t.end, t.speaker) for t in turns]).encode())
@@ -372,26 +315,14 @@ def conversation_naming(folder: Path, per_set: int, seed: int, rules: list[str],
             })
             meta.append((conv, utts, {e["id"] for e in cases[-1]["enrolled"]}))
             saved.write_text(json.dumps([cases[-1], utts]))
-        for rule in rules or ["{}"]:
-            _score_naming(part, cases, meta, rule)
-        if by_band:  # the first rule's figures on the conversations the engine finds narrowband and the others
-            narrow = [any(u["narrowband"] for u in c["utterances"]) for c in cases]
-            print(f"{part}: {sum(narrow)} found narrowband, {sum(conv.phone for conv, _u, _k in meta)} built phone-band, "
-                  f"both {sum(n and conv.phone for n, (conv, _u, _k) in zip(narrow, meta))}")
-            for band, want in (("wideband", False), ("narrowband", True)):
-                sel = [i for i, n in enumerate(narrow) if n == want]
-                _score_naming(f"{part}, {band}", [cases[i] for i in sel], [meta[i] for i in sel], (rules or ["{}"])[0])
+        _score_naming(part, cases, meta)
 
 
-def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
+def _score_naming(part: str, cases: list, meta: list) -> None:
     import json
     import subprocess
 
-    opts = json.loads(rule)
-    phone_prints = opts.pop("phonePrints", True)
-    if phone_prints is False:  # as voices enrolled before phone prints
-        cases = [{**c, "enrolled": [{**e, "embeddingPhone": None} for e in c["enrolled"]]} for c in cases]
-    cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts"), "--rule", json.dumps(opts)]
+    cmd = ["node", "--import", "tsx", str(ROOT / "bench/name-utterances.ts")]
     res = json.loads(subprocess.run(cmd, input=json.dumps(cases), capture_output=True, text=True, check=True,
                                     cwd=ROOT).stdout)
     right = wrong = total_e = named_s = total_s = 0.0
@@ -416,8 +347,6 @@ def _score_naming(part: str, cases: list, meta: list, rule: str) -> None:
                     worst_s.append((bad / tot, conv.name))
     shown = {k: res["rule"][k] for k in ("threshold", "margin", "utteranceMinS", "keepThreshold", "clusterAgreement",
                                          "phoneThreshold", "phoneKeepThreshold", "shortVeto")}
-    if phone_prints is False:
-        shown["phonePrints"] = False
     print(f"{part}: {len(cases)} conversations, rule {json.dumps(shown)}\n"
           f"  enrolled speakers' speech named right {right / total_e:.1%}, wrongly {wrong / total_e:.1%}; "
           f"never-enrolled speakers' speech named {named_s / total_s:.2%}")
