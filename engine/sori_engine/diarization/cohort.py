@@ -5,8 +5,8 @@ call), before a voice's pieces are averaged.
 What all speakers of a band share (the channel, and what CAM++ hears in any voice) is a large part of a raw
 embedding: different speakers of one sex score about 0.13 against each other wideband and 0.41 narrowband, so no
 one cosine could tell a stranger on both. Less the cohort mean of their band they score about 0.05 and 0.09, and one
-threshold serves both. The means (campplus_cohort.json) are built by bench/cohort.py from the tuning speakers of
-bench/conversations.py's voices, never from the held-out ones.
+threshold serves both. The means (campplus_cohort.json) are built by tools/cohort.py from the tuning speakers of
+engine/sori_eval/voices.py's conversations, never from the held-out ones.
 """
 
 from __future__ import annotations

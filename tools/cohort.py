@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Builds the cohort means that centre CAM++ voiceprints (engine/sori_engine/diarization/cohort.py): the mean
-whole-piece embedding of the tuning part's conversations of bench/conversations.py, wideband and narrowband apart
-(each conversation's band measured as the engine measures it, band.py), written as JSON.
+whole-piece embedding of the tuning part's conversations (engine/sori_eval/voices.py, as bench/diarization.py
+--voices builds them), wideband and narrowband apart (each conversation's band measured as the engine measures it,
+phone.band_db), written as JSON.
 
-    flock ~/.sori-bench.lock nice -n 5 .venv/bin/python bench/cohort.py --voices ../voices --cache /tmp/conv2 \\
+    flock ~/.sori-bench.lock nice -n 5 .venv/bin/python tools/cohort.py --voices ../voices --cache /tmp/conv2 \\
         --out engine/sori_engine/diarization/campplus_cohort.json
 
-Only tuning speakers are used; the held-out part of the same folder is what checks the rule.
+Only tuning speakers are used; the held-out part of the same folder is what checks the rule. The embeddings come
+from bench/diarization.py's cache (`--cache`, the same folder as its `--voices` runs), so a rebuild after such a
+run takes seconds.
 """
 
 from __future__ import annotations
@@ -19,14 +22,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench"))  # diarization.py: the embedding cache
 sys.path.insert(0, str(ROOT / "engine"))
 
-from sori_engine.diarization import CAMPPLUS_CONFIG
-from sori_engine.phone import band_db
+from sori_engine.diarization import DEFAULT_CONFIG
 from sori_engine.diarization.models.weights import CAMPPLUS
+from sori_engine.phone import band_db
+from sori_eval.voices import conversations, read_voices, split
 
-from conversations import conversations, read_voices, split
 from diarization import embed_cached
 
 
@@ -42,12 +45,12 @@ def main() -> int:
     tune = split(read_voices(args.voices), args.held)["tune"]
     pieces: dict[str, list[np.ndarray]] = {"wide": [], "narrow": []}
     for conv in conversations(tune, "tune", args.per_set, args.seed):
-        em, _ = embed_cached(conv.name, conv.samples, CAMPPLUS_CONFIG, args.cache)
+        em, _ = embed_cached(conv.name, conv.samples, DEFAULT_CONFIG, args.cache)
         if em.piece_emb is not None:
-            pieces["narrow" if band_db(conv.samples) < CAMPPLUS_CONFIG.narrowband_db else "wide"].append(em.piece_emb)
+            pieces["narrow" if band_db(conv.samples) < DEFAULT_CONFIG.narrowband_db else "wide"].append(em.piece_emb)
     out: dict = {
         "about": "CAM++ cohort means of whole-piece embeddings (engine/sori_engine/diarization/cohort.py), built by "
-                 f"bench/cohort.py from the tuning speakers of {len(tune)} voices: "
+                 f"tools/cohort.py from the tuning speakers of {len(tune)} voices: "
                  f"{len(pieces['wide'])} wideband and {len(pieces['narrow'])} narrowband conversations",
         "campplus_sha256": CAMPPLUS.sha256,
         "piece": {},

@@ -2,17 +2,17 @@
 // (voices, speeds, an 8 kHz telephone band with noise), transcribed by `sori transcribe` (Whisper base) with ITN on
 // and off, then redacted by the same stage as the service. For each number read out it reports whether the model
 // wrote four or more of its digits (written or spoken) and whether any four are left after redaction.
-// Needs espeak-ng and sox; run under the bench lock: `flock ~/.sori-bench.lock npx tsx bench/pii/speech.ts [id]`.
+// Needs espeak-ng and sox; run under the bench lock: `flock ~/.sori-bench.lock npx tsx tools/pii_speech.ts [id]`.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DEFAULT_MIN_DIGITS, PII_TYPES } from "../../src/domain/pii.js";
-import type { Utterance } from "../../src/domain/utterance.js";
-import { digitRuns } from "../../src/pii/digits.js";
-import { redactUtterances } from "../../src/pii/index.js";
+import { DEFAULT_MIN_DIGITS, PII_TYPES } from "../src/domain/pii.js";
+import type { Utterance } from "../src/domain/utterance.js";
+import { digitRuns } from "../src/pii/digits.js";
+import { redactUtterances } from "../src/pii/index.js";
+import { ROOT } from "../test/helpers/paths.js";
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 const DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 /** "4155552671" read in groups of `sizes`: "four one five, five five five, two six seven one". */
 const read = (d: string, sizes: number[]): string => {

@@ -16,7 +16,7 @@ A sentence said again is the recording played again (one take); digits are separ
 `held` by a hash of the unit's source (every other speaker for digits), so held files share no unit or digit speaker with the
 tuning part. `MANIFEST.tsv`: file, lang, split, copies, unit, reference, source, licence.
 
-    /tmp/corpvenv/bin/python bench/corpora/build_repeats.py --out ../repeats    # numpy, scipy, soundfile; seconds
+    /tmp/corpvenv/bin/python tools/corpora/build_repeats.py --out ../repeats    # numpy, scipy, soundfile; seconds
 """
 
 from __future__ import annotations

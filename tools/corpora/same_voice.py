@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""SAME_VOICE.tsv of a voices folder (bench/corpora/build_voices.py): which speaker ids are one person.
+"""SAME_VOICE.tsv of a voices folder (tools/corpora/build_voices.py): which speaker ids are one person.
 
-    flock ~/.sori-bench.lock nice -n 10 .venv/bin/python bench/corpora/same_voice.py [--voices ../voices]
+    flock ~/.sori-bench.lock nice -n 10 .venv/bin/python tools/corpora/same_voice.py [--voices ../voices]
 
 The Korean emotiontts corpus labels its voice actors per subset, so one person may be several ids. Each id is
-enrolled from its first two clips (sorted by file name: the clips bench/conversations.py keeps out of every
+enrolled from its first two clips (sorted by file name: the clips sori_eval/voices.py keeps out of every
 conversation for bench/speakers.py to enroll), and each of its other clips (at most `--max-clips`, spread over its
 clips) is a test clip. Voiceprints are the engine's `voiceprint` op (sori_engine/voiceprint.py: speech found as
 diarization finds it, CAM++ over pieces of at most 10 s, the pieces' speech-weighted mean) taken raw, i.e. with the
@@ -18,7 +18,7 @@ Groups listed in `--extra` (default `<voices>/tools/same_voice_extra.tsv`, else 
 ids a line, tab-separated, `#` comments) are joined by hand on top: a pair just under the threshold whose ids line up
 with another joined pair's (the same subset letters in two subsets of the corpus).
 
-Written: SAME_VOICE.tsv (one group a line, its first id naming the voice: the id bench/conversations.py hashes to
+Written: SAME_VOICE.tsv (one group a line, its first id naming the voice: the id sori_eval/voices.py hashes to
 put the voice in the tuning or held-out part; a header comment gives each group's score) and same_voice_scores.tsv
 (every pair of ids of one corpus, or any pair at 0.5 or more, with its score).
 """
@@ -35,12 +35,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "engine"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 from sori_engine import voiceprint
+from sori_eval.voices import ENROLL_CLIPS
 
 THRESHOLD = 0.68
-ENROLL_CLIPS = 2  # bench/conversations.py, ENROLL_CLIPS
 # Joined by hand (docs/diarization.md, "Many voices"): scores under the threshold (0.63-0.64), but the ids line up
 # with another joined pair's: the plain-to-emotional men F, G, H are the emotional-to-emotional men K, L, M (emf + nek,
 # emg + nel score 0.66-0.76). Used when the folder has no tools/same_voice_extra.tsv.
@@ -161,7 +160,7 @@ def main() -> int:
         groups.setdefault(find(k), []).append(k)
     groups = {r: sorted(m) for r, m in groups.items() if len(m) > 1}
     index = {k: j for j, k in enumerate(keys)}
-    lines = [(f"# one person a line (bench/corpora/same_voice.py): ids whose clips score a mean raw cosine of "
+    lines = [(f"# one person a line (tools/corpora/same_voice.py): ids whose clips score a mean raw cosine of "
              f"{args.threshold} or more against each other's enrollments, plus groups joined by hand")]
     out_groups = []
     for r, m in sorted(groups.items()):

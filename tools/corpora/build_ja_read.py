@@ -3,7 +3,7 @@
 clips of real people reading Japanese sentences, none of them in ../shared/testdata, written to a folder outside git
 (default ../ja-read) that bench/ja_read.py scores.
 
-    python bench/corpora/build_ja_read.py [--out ../ja-read] [--mirrors /work/.mirror]
+    python tools/corpora/build_ja_read.py [--out ../ja-read] [--mirrors /work/.mirror]
 
 Sources (public GitHub repositories at pinned commits, read with git; only their audio and transcripts are used):
 

@@ -10,7 +10,7 @@ each also as an 8 kHz telephone-band copy, laid out like ../shared/testdata (a M
 - ja-dev: the shared Common Voice and Picovoice clips; ja-held: the shared ReazonSpeech (broadcast) and FLEURS clips.
 - *-8k: every file of the part resampled to 8 kHz mono 16-bit PCM (sori_eval.wav.narrowband), the band of a phone call.
 
-    .venv/bin/python bench/refine/parts.py --deeply /work/.mirror/deeplyinc+Korean-Read-Speech-Corpus/repo \
+    .venv/bin/python tools/refine_parts.py --deeply /work/.mirror/deeplyinc+Korean-Read-Speech-Corpus/repo \
         --out /tmp/sori-refine-parts
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "engine"))  # sori_eval
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))  # sori_eval
 from sori_eval.testdata import TESTDATA  # noqa: E402
 from sori_eval.wav import narrowband  # noqa: E402
 

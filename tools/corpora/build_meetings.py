@@ -3,7 +3,7 @@
 excerpts with reference turns, written to a folder outside git (default ../meetings) that bench/diarization.py
 reads (`--only meetings`).
 
-    python bench/corpora/build_meetings.py [--out ../meetings] [--mirrors /work/.mirror]
+    python tools/corpora/build_meetings.py [--out ../meetings] [--mirrors /work/.mirror]
 
 Sources (public GitHub repositories, read with git; nothing of their code is used):
 

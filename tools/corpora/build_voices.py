@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Rebuild the voices folder (docs/diarization.md, "Many voices: similar voices and phone calls (issue 56)"):
-single-speaker clips of many people, outside git (default ../voices), that bench/conversations.py and
+single-speaker clips of many people, outside git (default ../voices), that bench/diarization.py --voices and
 bench/speakers.py --voices read.
 
-    python bench/corpora/build_voices.py [--out ../voices] [--mirrors /work/.mirror]
-    .venv/bin/python bench/corpora/same_voice.py [--voices ../voices]      # then: SAME_VOICE.tsv
+    python tools/corpora/build_voices.py [--out ../voices] [--mirrors /work/.mirror]
+    .venv/bin/python tools/corpora/same_voice.py [--voices ../voices]      # then: SAME_VOICE.tsv
 
 Every clip: 16 kHz mono 16-bit WAV, leading and trailing silence trimmed (10 ms frames below 35 dB under the clip's
 loudest frame, 50 ms kept either side), a clip over 20 s split at its quietest point near the middle (each part
@@ -300,7 +300,7 @@ def fsdd(repo: Repo, max_clips: int) -> list[Clip]:
 
 SOURCES_MD = """# Sources of this folder
 
-Built by `bench/corpora/build_voices.py` of the sori repository (SAME_VOICE.tsv by `bench/corpora/same_voice.py`);
+Built by `tools/corpora/build_voices.py` of the sori repository (SAME_VOICE.tsv by `tools/corpora/same_voice.py`);
 never committed. Every clip is 16 kHz mono 16-bit WAV, 1.5-20 s: leading and trailing silence trimmed (10 ms frames
 more than 35 dB under the clip's loudest frame, 50 ms kept either side), a clip over 20 s split at its quietest point
 (200 ms smoothed energy) in its middle third and each part trimmed again, clips under 1.5 s dropped. A speaker with
