@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,9 +37,10 @@ import av
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
 sys.path.insert(0, str(ROOT / "engine"))  # sori_eval (standard library only)
+from sori_eval.engine_process import Engine  # noqa: E402
 from sori_eval.entries import model_entry  # noqa: E402
+from sori_eval.testdata import TESTDATA  # noqa: E402
 
 ENTRIES = {"sommers": model_entry(5), "whisper": model_entry(1)}
 AUDIO = (".wav", ".flac", ".mp3", ".m4a", ".mp4", ".amr", ".awb")
@@ -51,82 +50,6 @@ NARROWBAND = (
     "formats/deeply_ko_dialogue_constructed.amr",
     "untranscribed/vito_java_sample_8k.wav",
 )
-
-
-class Engine:
-    def __init__(self, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "python"), "-m", "sori_engine"],
-            cwd=ROOT / "engine",
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
-        )
-        self.n = 0
-        ready = self._line()
-        assert ready.get("event") == "ready", ready
-
-    def _line(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("engine exited")
-        return json.loads(line)
-
-    def call(
-        self, op: str, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The op's result (or error) and the checkpoints it emitted."""
-        self.n += 1
-        rid = str(self.n)
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(
-            (json.dumps({"id": rid, "op": op, "params": params}) + "\n").encode()
-        )
-        self.proc.stdin.flush()
-        checkpoints = []
-        while True:
-            msg = self._line()
-            if msg.get("id") != rid:
-                continue
-            if msg.get("event") == "checkpoint":
-                checkpoints.append(msg["checkpoint"])
-            elif "result" in msg or "error" in msg:
-                return msg.get("result") or {"error": msg["error"]}, checkpoints
-
-    def call_many(
-        self, op: str, many: list[dict[str, Any]]
-    ) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        """`call` for each params, all sent at once: each one's result (or error) and checkpoints, in order."""
-        assert self.proc.stdin is not None
-        ids = []
-        for params in many:
-            self.n += 1
-            ids.append(str(self.n))
-            self.proc.stdin.write(
-                (
-                    json.dumps({"id": ids[-1], "op": op, "params": params}) + "\n"
-                ).encode()
-            )
-        self.proc.stdin.flush()
-        checkpoints: dict[str, list[dict[str, Any]]] = {rid: [] for rid in ids}
-        finals: dict[str, dict[str, Any]] = {}
-        while len(finals) < len(ids):
-            msg = self._line()
-            rid = msg.get("id")
-            if rid not in checkpoints:
-                continue
-            if msg.get("event") == "checkpoint":
-                checkpoints[rid].append(msg["checkpoint"])
-            elif "result" in msg or "error" in msg:
-                finals[rid] = msg.get("result") or {"error": msg["error"]}
-        return [(finals[rid], checkpoints[rid]) for rid in ids]
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def language_of(rel: str) -> str | None:

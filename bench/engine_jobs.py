@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,10 +36,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))
 from sori_engine import audio as audio_io
+from sori_eval.engine_process import Engine
 from sori_eval.entries import model_entry
+from sori_eval.proc import cpu_s, status_kib
+from sori_eval.testdata import TESTDATA
 from sori_eval.wav import write_wav
 
-TESTDATA = Path(os.environ.get("SORI_TESTDATA", ROOT.parent / "shared" / "testdata"))
 CLIPS = (
     "en/earnings22_1_4482311_3_62.wav",
     "en/earnings22_3_4483589_261_321.wav",
@@ -57,79 +58,27 @@ def speech_file(out: Path, minutes: float) -> Path:
     )
 
 
-def _status(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])  # kB
-    return 0
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run(path: Path, requests: int, jobs: int, args: argparse.Namespace) -> dict[str, float]:
     decoders = max(1, args.decoders)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sori_engine"],
-        cwd=ROOT / "engine",
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "SORI_ENGINE_JOBS": str(jobs), "SORI_ENGINE_DECODERS": str(decoders)},
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    assert json.loads(proc.stdout.readline())["event"] == "ready"
+    engine = Engine({"SORI_ENGINE_JOBS": str(jobs), "SORI_ENGINE_DECODERS": str(decoders)})
     threads = {"cpu_threads": 1, "inter_threads": decoders} if args.decoders else {}
     model = model_entry(1, compute_type=args.compute_type, **threads, **({"path": args.model} if args.model else {}))
     if args.decode:
         model["decode"] = json.loads(args.decode)
-    params = {
-        "audio_path": str(path),
-        "model": model,
-        "language_mode": "fixed",
-        "language": "en",
-    }
+    params = {"audio_path": str(path), "model": model, "language_mode": "fixed", "language": "en"}
     # Load the model first, so that each figure counts the requests and not the load.
-    proc.stdin.write(
-        (
-            json.dumps(
-                {
-                    "id": "warm",
-                    "op": "transcribe",
-                    "params": {**params, "max_duration_s": 5},
-                }
-            )
-            + "\n"
-        ).encode()
-    )
-    proc.stdin.flush()
-    while "event" in json.loads(proc.stdout.readline()):
-        pass
-    loaded_kb = _status(proc.pid, "VmRSS")
-    started, cpu0 = time.monotonic(), _cpu_s(proc.pid)
-    for i in range(requests):
-        proc.stdin.write(
-            (
-                json.dumps({"id": f"r{i}", "op": "transcribe", "params": params}) + "\n"
-            ).encode()
-        )
-    proc.stdin.flush()
-    done = 0
-    while done < requests:
-        msg = json.loads(proc.stdout.readline())
-        if "event" not in msg:
-            assert "result" in msg, msg
-            done += 1
+    engine.call("transcribe", {**params, "max_duration_s": 5})
+    loaded_kb = status_kib(engine.pid, "VmRSS") or 0
+    started, cpu0 = time.monotonic(), cpu_s(engine.pid) or 0.0
+    for result, _ in engine.call_many("transcribe", [params] * requests):
+        assert "error" not in result, result
     out = {
         "wall_s": time.monotonic() - started,
-        "cpu_s": _cpu_s(proc.pid) - cpu0,
+        "cpu_s": (cpu_s(engine.pid) or 0.0) - cpu0,
         "loaded_mb": loaded_kb / 1024,
-        "peak_mb": _status(proc.pid, "VmHWM") / 1024,
+        "peak_mb": (status_kib(engine.pid, "VmHWM") or 0) / 1024,
     }
-    proc.stdin.close()
-    proc.wait(timeout=60)
+    engine.close(timeout_s=60)
     return out
 
 
