@@ -37,32 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_eval.inputs import long_recording  # noqa: E402
-
-
-def hwm_kib(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of a live process (/proc/PID/stat)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from sori_eval.proc import children, cpu_s, status_kib  # noqa: E402
 
 
 def run(cmd: list[str]) -> dict:
@@ -81,9 +56,9 @@ def run(cmd: list[str]) -> dict:
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
             break
-        peaks["node"] = max(peaks["node"], hwm_kib(proc.pid) or 0)
+        peaks["node"] = max(peaks["node"], status_kib(proc.pid, "VmHWM") or 0)
         for child in children(proc.pid):  # the engine: python -m sori_engine
-            peaks["engine"] = max(peaks["engine"], hwm_kib(child) or 0)
+            peaks["engine"] = max(peaks["engine"], status_kib(child, "VmHWM") or 0)
             engine_cpu[child] = max(engine_cpu.get(child, 0.0), cpu_s(child) or 0.0)  # sampled: up to 0.2 s short
         time.sleep(0.2)
     reader.join()

@@ -36,6 +36,7 @@ LEAD_S = 0.8  # ... and this much before its first (streaming.py), unless the bu
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))  # sori_eval (standard library only: runs in .venv-stream)
 from sori_eval import scoring, testdata  # noqa: E402
+from sori_eval.proc import tree_cpu_s  # noqa: E402
 from sori_eval.testdata import TESTDATA  # noqa: E402
 
 
@@ -70,23 +71,6 @@ def units(text: str, model: str) -> list[str]:
     if model == "sommers_ja":
         return [c for c in text if unicodedata.category(c)[0] not in "PSZ" and not c.isspace()]
     return text.split()
-
-
-def cpu_seconds(pid: int) -> float:
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{p}/task").iterdir():
-                children = (task / "children").read_text().split()
-                todo.extend(int(c) for c in children)
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
 
 
 async def token(http: aiohttp.ClientSession, url: str) -> str:
@@ -260,7 +244,7 @@ async def main() -> None:
     pcm = phone_copy(src, args.rate)
     lang, ref = reference(args.audio)
     cpu0, wall0 = (
-        (cpu_seconds(args.server_pid) if args.server_pid else 0.0),
+        (tree_cpu_s(args.server_pid) if args.server_pid else 0.0),
         time.monotonic(),
     )
     async with aiohttp.ClientSession() as http:
@@ -323,7 +307,7 @@ async def main() -> None:
         "wall_s": round(time.monotonic() - wall0, 1),
     }
     if args.server_pid:
-        out["server_cpu_s"] = round(cpu_seconds(args.server_pid) - cpu0, 1)
+        out["server_cpu_s"] = round(tree_cpu_s(args.server_pid) - cpu0, 1)
     if args.batch:
         b = results[-1]
         out["batch"] = {
