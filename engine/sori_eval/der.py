@@ -1,11 +1,9 @@
-"""Diarization error rate and the reference turns it is scored against (bench/diarization.py, bench/speakers.py).
+"""Diarization error rate and the reference turns it is scored against (bench/diarization.py).
 
-    der(ref, hyp, collar, uem)  (missed + false alarm + confusion) / reference speech, frame-based at 10 ms, speakers
-                                mapped one-to-one by the assignment that maximises overlap (Hungarian); `collar`
-                                seconds around every reference boundary not scored (0.25: the usual collar), and
-                                only the UEM's region when one is given. Overlapped speech counts once per speaker, in
-                                the reference and in the hypothesis.
-    read_rttm(path), read_uem(path), main_speakers(ref, uem)
+`der`: (missed + false alarm + confusion) / reference speech, frame-based at 10 ms, speakers mapped one-to-one by the
+assignment that maximises overlap (Hungarian); `collar` seconds around every reference boundary are not scored (0.25:
+the usual collar), and only the UEM's region when one is given. Overlapped speech counts once per speaker, in the
+reference and in the hypothesis. `main_speakers`: the reference speakers a count is judged against.
 """
 
 from __future__ import annotations
@@ -20,12 +18,16 @@ Ref = list[tuple[float, float, str]]
 Uem = tuple[float, float] | None
 
 
+def _frame(t: float) -> int:
+    return int(np.rint(t / FRAME))  # half to even, as round()
+
+
 def grid(turns: list, n: int) -> np.ndarray:
     """(frames, speakers) activity of `turns` on the 10 ms grid, speakers in sorted order."""
     ids = sorted({spk for _, _, spk in turns})
     out = np.zeros((n, max(1, len(ids))), dtype=bool)
     for s, e, spk in turns:
-        out[int(round(s / FRAME)) : int(round(e / FRAME)), ids.index(spk)] = True
+        out[_frame(s) : _frame(e), ids.index(spk)] = True
     return out
 
 
@@ -34,11 +36,11 @@ def scored_frames(ref: Ref, n: int, collar: float, uem: Uem) -> np.ndarray:
     scored = np.ones(n, dtype=bool)
     if uem:
         scored[:] = False
-        scored[int(round(uem[0] / FRAME)) : int(round(uem[1] / FRAME))] = True
+        scored[_frame(uem[0]) : _frame(uem[1])] = True
     if collar > 0:
-        c = int(round(collar / FRAME))
+        c = _frame(collar)
         for s, e, _ in ref:
-            for b in (int(round(s / FRAME)), int(round(e / FRAME))):
+            for b in (_frame(s), _frame(e)):
                 scored[max(0, b - c) : b + c] = False
     return scored
 
@@ -57,8 +59,12 @@ def der(ref: Ref, hyp: list[tuple[float, float, int]], collar: float, uem: Uem) 
     miss = np.maximum(0, n_ref - n_hyp).sum()
     fa = np.maximum(0, n_hyp - n_ref).sum()
     conf = np.minimum(n_ref, n_hyp).sum() - correct
-    return {"der": float((miss + fa + conf) / total), "miss": float(miss / total), "fa": float(fa / total),
-            "conf": float(conf / total)}
+    return {
+        "der": float((miss + fa + conf) / total),
+        "miss": float(miss / total),
+        "fa": float(fa / total),
+        "conf": float(conf / total),
+    }
 
 
 def read_rttm(path: Path) -> Ref:

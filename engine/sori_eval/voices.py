@@ -120,7 +120,8 @@ def build(pool: list[Speaker], index: int, part: str, rng: np.random.Generator) 
     gain = {s.key: 10 ** (rng.uniform(-6, 6) / 20) for s in speakers}
     queue = {s.key: list(rng.permutation(len(s.clips))) for s in speakers}
     heard = {s.key: 0 for s in speakers}
-    parts, ref, t, last = [], [], 0.0, ""
+    parts: list[np.ndarray] = []
+    ref, t, last = [], 0.0, ""
     while t < target or min(heard.values()) < 2:
         need = [s for s in speakers if heard[s.key] < 2 and s.key != last]
         cands = need or [s for s in speakers if s.key != last] or speakers
@@ -129,7 +130,7 @@ def build(pool: list[Speaker], index: int, part: str, rng: np.random.Generator) 
             queue[spk.key] = list(rng.permutation(len(spk.clips)))
         clip = audio_mod.decode(spk.clips[queue[spk.key].pop()])
         clip = clip / max(float(np.abs(clip).max()), 1e-6) * 0.5 * gain[spk.key]
-        gap = np.float32(rng.normal(0, 0.002, int(rng.uniform(0.3, 1.0) * SR)))
+        gap = rng.normal(0, 0.002, int(rng.uniform(0.3, 1.0) * SR)).astype(np.float32)
         parts += [gap, clip.astype(np.float32)]
         t += len(gap) / SR
         ref.append((t, t + len(clip) / SR, spk.key))
@@ -138,7 +139,7 @@ def build(pool: list[Speaker], index: int, part: str, rng: np.random.Generator) 
         last = spk.key
         if t > 180:
             break
-    parts.append(np.float32(rng.normal(0, 0.002, SR // 2)))
+    parts.append(rng.normal(0, 0.002, SR // 2).astype(np.float32))
     x = np.concatenate(parts).astype(np.float32)
     if phone:
         x = telephone_channel(x)
