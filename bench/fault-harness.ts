@@ -40,9 +40,9 @@ import { joinClips } from "../test/helpers/joinClips.js";
 import { type LinkCut, netnsUnavailable } from "../test/helpers/netns.js";
 import { pgClusterUnavailable } from "../test/helpers/pgCluster.js";
 import { createClient, TESTDATA, tempDataDir } from "../test/helpers/server.js";
-import { sampleCpu } from "./cpuSampler.js";
 import { startFaultLab } from "./faultLab.js";
 import { fenceReport } from "./fenceAudit.js";
+import { sampleCpu } from "./procCpu.js";
 import { rng } from "./rng.js";
 
 const { values: args } = parseArgs({

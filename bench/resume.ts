@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import Sqlite from "better-sqlite3";
 import { authenticate, submit, waitFinal } from "../test/helpers/api.js";
 import { createClient, ROOT, type SoriProcess, startSori, tempDataDir } from "../test/helpers/server.js";
+import { ownCpuS } from "./procCpu.js";
 import { rng } from "./rng.js";
 
 const { values: args } = parseArgs({
@@ -47,15 +48,6 @@ function killPoints(n: number, seed: number): number[] {
   for (;;) {
     const points = Array.from({ length: n }, () => 0.1 + 0.8 * next()).sort((x, y) => x - y);
     if (points.every((p, i) => i === 0 || p - points[i - 1]! >= 0.15)) return points;
-  }
-}
-
-function cpuSeconds(pid: number): number | null {
-  try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return null;
   }
 }
 
@@ -88,7 +80,7 @@ const storedCheckpoints = (w: SoriProcess): number =>
 function sample(): void {
   for (const p of procs) {
     const pid = p.child.exitCode === null && p.child.signalCode === null ? enginePid(p) : null;
-    const s = pid === null ? null : cpuSeconds(pid);
+    const s = pid === null ? null : ownCpuS(pid);
     if (pid === null || s === null) continue;
     engineCpu.set(pid, s);
     if (p === current.worker) {
