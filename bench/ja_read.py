@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,20 +36,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))
 from sori_eval import engine_under_test, scoring, testdata  # this checkout's scoring, whatever engine
+from sori_eval.entries import service_params
 from sori_eval.wav import write_wav
 
 ENGINE_ROOT = engine_under_test.select(sys.argv)
 
 from sori_engine import protocol, transcriber
-
-
-def service_request(config: str) -> dict:
-    tsx = ROOT / "node_modules" / ".bin" / "tsx"
-    done = subprocess.run([str(tsx), str(ROOT / "bench" / "engine-params.ts"), config], check=False, cwd=ROOT,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"bench/engine-params.ts failed:\n{done.stderr}")
-    return json.loads(done.stdout)[0]
 
 
 def clips(args: argparse.Namespace) -> list[tuple[str, Path, str, str]]:
@@ -97,7 +88,7 @@ def main() -> int:
     ap.add_argument("--show", action="store_true")
     args = ap.parse_args()
 
-    request = service_request(args.config)
+    request = service_params([args.config])[0]
     lang = request["language"]
     for assignment in args.set:
         name, value = assignment.split("=", 1)

@@ -67,7 +67,6 @@ import argparse
 import difflib
 import json
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +87,7 @@ from faster_whisper.transcribe import get_compression_ratio  # noqa: E402
 from sori_engine import models, transcriber  # noqa: E402
 from sori_engine.audio import decode  # noqa: E402
 from sori_engine.protocol import parse_transcribe  # noqa: E402
+from sori_eval.entries import service_params  # noqa: E402
 from sori_eval.scoring import chars, edit_distance, inserted, words  # noqa: E402  (the one normal form; the hallucination count)
 from sori_eval.testdata import TESTDATA, clips  # noqa: E402
 
@@ -251,12 +251,7 @@ def service_requests(args: argparse.Namespace, langs: list[str]) -> dict[str, di
     engineParams over the model registry, via bench/engine-params.ts), with the --beam/--vad/--words overrides."""
     configs = [json.dumps({**json.loads(args.config), "model_name": args.model, "language": lang,
                            "domain": args.domain}) for lang in langs]
-    tsx = ROOT / "node_modules" / ".bin" / "tsx"
-    done = subprocess.run([str(tsx), str(ROOT / "bench" / "engine-params.ts"), *configs], cwd=ROOT,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"bench/engine-params.ts failed:\n{done.stderr}")
-    requests = dict(zip(langs, json.loads(done.stdout), strict=True))
+    requests = dict(zip(langs, service_params(configs), strict=True))
     for req in requests.values():
         if args.beam is not None:
             req["model"]["beam_size"] = args.beam
