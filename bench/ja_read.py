@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CER of short read-speech clips through the engine's transcription path, with the request the service sends for
 a job (bench/engine-params.ts): by default {"model_name": "sommers", "language": "ja"}, i.e. what a Japanese job
-gets. Clips: the folder that bench/corpora/build_ja_read.py writes (default ../ja-read, its MANIFEST.tsv: file, text,
+gets. Clips: the folder that tools/corpora/build_ja_read.py writes (default ../ja-read, its MANIFEST.tsv: file, text,
 split), or with --shared LANG the shared clips of that language (../shared/testdata, bench/models.py's files).
 
     .venv/bin/python bench/ja_read.py [--dir ../ja-read] [--split tune|held|all] [--shared ja]

@@ -43,7 +43,7 @@ clean condition, language `--audio-lang`:
 
     .venv/bin/python bench/robustness.py --model whisper --langs "" --audio-dir DIR   # meetings: lost / invented
 
-With `--repeats DIR` (../repeats, bench/corpora/build_repeats.py: real speech with one unit said several times), each
+With `--repeats DIR` (../repeats, tools/corpora/build_repeats.py: real speech with one unit said several times), each
 file is transcribed by sori and by the plain script, and each split (tune / held) gets the copies said, the copies
 each wrote (the normal form's length over the unit's: digits only for the digit files) and the copies lost and
 added against the said count, beside both CERs:

@@ -7,7 +7,7 @@ line.
   where the lower threshold cost 1 point of CER.
 - The signal (`BandScan`, `band_db`), for speakers: the energy above 4.2 kHz against that of 300-3400 Hz, in dB,
   over the louder half of 32 ms frames (speech rather than pauses). Audio that went through 8 kHz sampling has
-  nothing above 4 kHz: -44 dB or less on bench/conversations.py's conversations carried by G.711, -26 dB or more on
+  nothing above 4 kHz: -44 dB or less on sori_eval/voices.py's conversations carried by G.711, -26 dB or more on
   the same voices unfiltered; below DiarizeConfig.narrowband_db a file's voiceprints are centred by the narrowband
   cohort mean (diarization/cohort.py: a phone channel moves every CAM++ embedding the same way) and diarization
   splits its clusters (diarization/count.py). A call re-encoded at 16 kHz is narrowband here, whatever its container.
