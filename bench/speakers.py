@@ -279,7 +279,7 @@ def conversation_naming(folder: Path, per_set: int, seed: int, cache: Path) -> N
             em, _ = embed_cached(conv.name, conv.samples, DEFAULT_CONFIG, cache)
             turns = diarize_embedded(em, 0, DEFAULT_CONFIG).turns
             # the voiceprints depend on the audio, the model and the turns diarization found
-            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.MODEL.encode()
+            key = hashlib.sha1(conv.samples.tobytes() + voiceprint.speaker_models().voiceprint_model(voiceprint.cohort.version()).encode()
                                + repr([(t.start, t.end, t.speaker) for t in turns]).encode())
             saved = cache / f"{conv.name}-{key.hexdigest()[:12]}-case5.json"
             if saved.exists():  # the voiceprints of this conversation, from an earlier run
@@ -316,6 +316,11 @@ def conversation_naming(folder: Path, per_set: int, seed: int, cache: Path) -> N
             meta.append((conv, utts, {e["id"] for e in cases[-1]["enrolled"]}))
             saved.write_text(json.dumps([cases[-1], utts]))
         _score_naming(part, cases, meta)
+        # the same on the conversations the engine finds narrowband and the others
+        narrow = [any(u["narrowband"] for u in c["utterances"]) for c in cases]
+        for band, want in (("wideband", False), ("narrowband", True)):
+            sel = [i for i, n in enumerate(narrow) if n == want]
+            _score_naming(f"{part}, {band}", [cases[i] for i in sel], [meta[i] for i in sel])
 
 
 def _score_naming(part: str, cases: list, meta: list) -> None:
