@@ -51,7 +51,6 @@ class Geometry:
         return powerset(self.local_speakers)
 
 
-SEGMENTATION_3 = Geometry()
 _MIN_LOW_HZ, _MIN_BAND_HZ = 50.0, 50.0
 
 
@@ -131,8 +130,8 @@ def build_graph(sd: dict[str, np.ndarray]) -> bytes:
     x = g.op("Add", g.op("MatMul", x, g.const(sd["classifier.weight"].T)), g.const(sd["classifier.bias"]))
     g.nodes.append(helper.make_node("LogSoftmax", [x], ["logp"], axis=-1))
     return g.model(
-        [helper.make_tensor_value_info("waveform", TensorProto.FLOAT, ["B", SEGMENTATION_3.chunk_samples])],
-        [helper.make_tensor_value_info("logp", TensorProto.FLOAT, ["B", SEGMENTATION_3.frames, 7])],
+        [helper.make_tensor_value_info("waveform", TensorProto.FLOAT, ["B", Geometry().chunk_samples])],
+        [helper.make_tensor_value_info("logp", TensorProto.FLOAT, ["B", Geometry().frames, len(Geometry().classes)])],
         "segmentation",
     )
 
@@ -148,7 +147,7 @@ class SegmentationModel(Protocol):
 class Segmentation:
     """Runs segmentation-3.0 on batches of 10 s chunks with onnxruntime; thread-safe after construction."""
 
-    geometry = SEGMENTATION_3
+    geometry = Geometry()  # the defaults are this model's
 
     def __init__(self, path: str | Path) -> None:
         self._session = session(build_graph(load_state_dict(path)))
