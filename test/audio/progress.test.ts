@@ -41,8 +41,18 @@ function hasKey(value: unknown, key: string): boolean {
 describe("progress of a real transcription", { timeout: 240_000 }, () => {
   const dataDir = tempDataDir();
   const wav = path.join(dataDir, "ko-recording.wav");
-  // A 1 s lease: the worker renews it, and with it writes the latest progress, every 333 ms.
-  const env = { SORI_DATA_DIR: dataDir, SORI_PORT: "0", SORI_WORKERS: "1", SORI_POLL_MS: "100", SORI_LEASE_S: "1" };
+  // A 1 s lease: the worker renews it, and with it writes the latest progress, every 333 ms. The file's position
+  // advances as its windows are done: 60 s windows, one decoder, so that steps between 0 and 1 last long enough to
+  // be written however fast the host decodes (one 300 s window on two decoders went 0 -> 1 between two renewals).
+  const env = {
+    SORI_DATA_DIR: dataDir,
+    SORI_PORT: "0",
+    SORI_WORKERS: "1",
+    SORI_POLL_MS: "100",
+    SORI_LEASE_S: "1",
+    SORI_ENGINE_WINDOW_S: "60",
+    SORI_ENGINE_DECODERS: "1",
+  };
   let sori: SoriProcess;
   let token: string;
 
