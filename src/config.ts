@@ -90,7 +90,7 @@ const EnvSchema = z.object({
   SORI_INSIGHT_STATE_DIR: z.string().optional(),
   // Streaming recognition, an extension (docs/streaming.md): off while SORI_STREAM_SESSIONS is 0.
   SORI_STREAM_SESSIONS: z.coerce.number().int().min(0).max(64).default(0),
-  SORI_STREAM_ENGINES: z.coerce.number().int().min(1).max(16).default(1),
+  SORI_STREAM_ENGINES: z.coerce.number().int().min(1).max(16).optional(),
   SORI_STREAM_MAX_S: z.coerce.number().min(1).default(3600),
   SORI_STREAM_IDLE_S: z.coerce.number().min(0.1).default(15),
   SORI_STREAM_INTERIM_MS: z.coerce.number().int().min(100).default(500),
@@ -180,10 +180,11 @@ export interface Config {
     stateDir: string;
   };
   /** Streaming recognition (docs/streaming.md): at most `sessions` at once on this host (0: the route is off),
-   * decoded by `engines` engine processes of their own, at normal CPU priority (batch engines are niced). */
+   * decoded by `engines` engine processes of their own (null: by the host, layout.streamEngines), at normal CPU
+   * priority (batch engines are niced). */
   stream: {
     sessions: number;
-    engines: number;
+    engines: number | null;
     maxS: number;
     idleS: number;
     interimMs: number;
@@ -271,7 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineDecoders: e.SORI_ENGINE_DECODERS ?? null,
     stream: {
       sessions: e.SORI_STREAM_SESSIONS,
-      engines: e.SORI_STREAM_ENGINES,
+      engines: e.SORI_STREAM_ENGINES ?? null,
       maxS: e.SORI_STREAM_MAX_S,
       idleS: e.SORI_STREAM_IDLE_S,
       interimMs: e.SORI_STREAM_INTERIM_MS,

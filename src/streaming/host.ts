@@ -3,7 +3,9 @@
 // sessions in the shared store (each client's bound across hosts, its streamed audio for the quota), and the start
 // of a session with its metrics.
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import type { Config } from "../config.js";
+import { streamEngines } from "../engine/layout.js";
 import type { ModelRegistry } from "../engine/models.js";
 import { recordStreamSession } from "../metrics/index.js";
 import { STREAM_HEARTBEAT_MS } from "../storage/streamSessions.js";
@@ -42,7 +44,8 @@ export class StreamHost {
     onLog: (line: string) => void,
     private readonly ledger: StreamLedger,
   ) {
-    this.engines = new StreamEngines(limits.engines, python, limits.interimShare, onLog);
+    const engines = limits.engines ?? streamEngines(models, availableParallelism(), limits.sessions);
+    this.engines = new StreamEngines(engines, python, limits.interimShare, onLog);
     this.heartbeat = setInterval(() => {
       this.ledger.touch([...this.running]).catch((err) => onLog(`stream sessions not renewed: ${err}`));
     }, STREAM_HEARTBEAT_MS);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { hostLayout } from "../../src/engine/layout.js";
+import { hostLayout, streamEngines } from "../../src/engine/layout.js";
 import { defaultRegistry, forStreamEngines } from "../../src/engine/models.js";
 
 const GiB = 1024 ** 3;
@@ -51,6 +51,17 @@ describe("hostLayout: workers, engines and decoders by the host", () => {
     assert.equal(g.models.sommers.cpu_threads, 0);
     assert.equal(g.models.sommers.inter_threads, undefined);
     assert.equal(hostLayout(gpu, { cores: 16, memoryBytes: 128 * GiB }, { ...none, engineJobs: 2 }).workers, 2);
+  });
+});
+
+describe("streamEngines: stream engines by the host", () => {
+  const registry = defaultRegistry("/models");
+  it("runs one per core, at most one per session and 16; one where a model is on a GPU", () => {
+    assert.equal(streamEngines(registry, 2, 4), 2);
+    assert.equal(streamEngines(registry, 16, 4), 4);
+    assert.equal(streamEngines(registry, 64, 64), 16);
+    assert.equal(streamEngines(registry, 1, 4), 1);
+    assert.equal(streamEngines({ ...registry, whisper: { ...registry.whisper, device: "cuda" } }, 16, 4), 1);
   });
 });
 
