@@ -47,13 +47,14 @@ export async function start(
   // once on SORI_ENGINE_DECODERS decoders, their clips in shared batches, and holds each model once (docs/engine.md,
   // "One engine for the host").
   const registry = loadModelRegistry(config.modelsDir, config.modelsFile, config.python);
-  const diarizationModels = loadDiarizationModels(config.modelsFile, config.python);
   const layout = hostLayout(
     registry,
     { cores: availableParallelism(), memoryBytes: hostMemory() },
     { workers: opts.workers, engineJobs: config.engineJobs, decoders: config.engineDecoders },
   );
   const { workers: workerCount, engines: engineCount, engineJobs, models } = layout;
+  // An operator's diarization models, checked here (a bad one stops the start) where engines will run them.
+  const diarizationModels = workerCount > 0 ? loadDiarizationModels(config.modelsFile, config.python) : {};
   if (workerCount > 0) {
     log.info(
       { workers: workerCount, engines: engineCount, engine_jobs: engineJobs, decoders: layout.decoders },
