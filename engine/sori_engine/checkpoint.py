@@ -14,7 +14,7 @@ exactly the audio the uninterrupted run carries from one window into the next. C
 precision (a JSON float round-trips exactly), so on the same model and thread count the result is identical.
 
 Checkpoints carry a key of everything that shapes the windows and their decoding (window length, model entry,
-language settings, channel, prompts, word timestamps): checkpoints made under other settings are ignored and the
+language settings, channel, prompts, word timestamps; not the decoders running at once): checkpoints made under other settings are ignored and the
 request starts from the beginning, rather than splice two different decodings into one transcript.
 """
 
@@ -58,6 +58,9 @@ def window_s() -> float:
 def key(req: TranscribeParams, window: float) -> str:
     """What must match for checkpoints to be resumed from (see the module docstring)."""
     model = asdict(req.model)
+    # Passes run at once (the host's decoders) do not shape a request's text: its windows never share a batch
+    # (scheduler.py). A job checkpointed on one host resumes on a host with other cores.
+    del model["inter_threads"]
     if req.model.decode == DEFAULT:  # decoding options matter only where they are not the defaults
         del model["decode"]
     shaped = {

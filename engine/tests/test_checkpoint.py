@@ -89,6 +89,11 @@ def test_checkpoints_of_other_settings_or_broken_are_not_resumed() -> None:
     assert checkpoint.restore([cp], checkpoint.key(_params(language="ko"), 60.0)) is None
     assert checkpoint.restore([cp], checkpoint.key(_params(language="en"), 300.0)) is None
     assert checkpoint.restore([{**cp, "segments": [{"start": 1}]}], key) is None
+    # The host's decoders running at once do not change a request's text: resumed on a host with more cores.
+    more = TranscribeParams(
+        audio_path="/a.wav", model=parse_model({"path": "/m", "inter_threads": 4}), language_mode="fixed", language="en"
+    )
+    assert checkpoint.restore([cp], checkpoint.key(more, 60.0)) is not None
     # Only the unbroken run from index 0 counts.
     assert checkpoint.restore([{**cp, "index": 1}], key) is None
     two = checkpoint.restore([cp, {**cp, "index": 2}], key)
