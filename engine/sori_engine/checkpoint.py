@@ -14,8 +14,9 @@ exactly the audio the uninterrupted run carries from one window into the next. C
 precision (a JSON float round-trips exactly), so on the same model and thread count the result is identical.
 
 Checkpoints carry a key of everything that shapes the windows and their decoding (window length, model entry,
-language settings, channel, prompts, word timestamps; not the decoders running at once): checkpoints made under other settings are ignored and the
-request starts from the beginning, rather than splice two different decodings into one transcript.
+language settings, channel, prompts, word timestamps; not the decoders running at once): checkpoints made under
+other settings are ignored and the request starts from the beginning, rather than splice two different decodings
+into one transcript.
 """
 
 from __future__ import annotations
