@@ -296,6 +296,7 @@ class Scheduler:
             if first_unsent is not None:
                 ready.append((r, first_unsent))
         if not ready:
+            self._gathering_since = None  # the request it gathered for is gone (cancelled): no wait left to time
             return False
         first = ready[0][1].need
         # Clips share a batch when their decode settings and kind (first round or rests) are equal.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from transcripts import cer, reference
 
 from sori_engine import audio as audio_io
 from sori_engine import transcriber
+from sori_engine.decode import parts, rounds
+from sori_engine.decode_options import DecodeOptions
 from sori_engine.errors import CANCELLED, EngineError
 from sori_engine.protocol import ModelConfig, TranscribeParams
 from sori_engine.scheduler import Scheduler, SchedulerOptions, shares
@@ -173,3 +176,34 @@ def test_the_engine_answers_ping_and_cancel_between_passes(engine: Any, model: d
     assert finals["many-4"]["result"] == {"cancelled": True}
     assert finals["many-1"]["error"]["code"] == CANCELLED
     assert finals["many-2"]["result"]["segments"]
+
+
+def test_a_batch_gathering_for_a_cancelled_request_leaves_no_wait() -> None:
+    # A batch gathers for `a` while `b` is in its stages; `a` cancelled, no wait may be left to time, or the engine's
+    # loop would step without sleeping (wait_s 0) until `b`'s stages return.
+    settings = rounds.Settings(model=None, prompting=None, options=DecodeOptions())  # type: ignore[arg-type]
+    need = rounds.Need(settings, [rounds.Job(np.zeros(16000, np.float32), [[]])], [rounds.Item(0, [])], rests=False)
+    release = threading.Event()
+
+    def waits_for_a_pass() -> Any:
+        yield parts.Pending((need,))
+
+    def stages_still_running() -> Any:
+        release.wait(10)
+        yield parts.Pending((need,))
+
+    scheduler = Scheduler(SchedulerOptions(jobs=2, stage_threads=2, decoders=1, gather_s=0.01), lambda *_a: None)
+    scheduler.submit("a", waits_for_a_pass)
+    scheduler.submit("b", stages_still_running)
+    try:
+        deadline = time.monotonic() + 5
+        while scheduler.wait_s() is None and time.monotonic() < deadline:  # until a's stages return and it gathers
+            assert not scheduler.step()
+        assert scheduler.wait_s() is not None
+        assert scheduler.cancel("a")
+        time.sleep(0.02)  # past gather_s
+        assert not scheduler.step()
+        assert scheduler.wait_s() is None
+    finally:
+        release.set()
+        scheduler.shutdown()
