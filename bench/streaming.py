@@ -2,7 +2,8 @@
 
 Runs N sessions at once against a running `sori serve` (SORI_STREAM_SESSIONS >= N), each feeding an 8 kHz copy of
 a shared clip in 100 ms frames at real-time pace over GET /v1/transcribe:streaming, optionally with a batch job
-submitted beside them. Run it with the test virtualenv's Python (make .venv-stream; it needs aiohttp and PyAV's
+submitted beside them. The sessions start together, so their utterances all end at once (every final due in the
+same step: the worst case); `--stagger S` starts session i i*S seconds after the first. Run it with the test virtualenv's Python (make .venv-stream; it needs aiohttp and PyAV's
 numpy only through the engine's venv for the copies):
 
   RTZR_CLIENT_ID=.. RTZR_CLIENT_SECRET=.. .venv-stream/bin/python bench/streaming.py --url http://127.0.0.1:8000 \\
@@ -91,7 +92,9 @@ async def session(
     epd: float,
     model: str = "sommers_ko",
     lead: float = LEAD_S,
+    start_after: float = 0.0,
 ) -> dict:
+    await asyncio.sleep(start_after)
     query = f"sample_rate={rate}&encoding=LINEAR16&model_name={model}&domain=CALL&epd_time={epd}"
     ws_url = url.replace("http", "ws", 1) + f"/v1/transcribe:streaming?{query}"
     answers: list[tuple[float, dict]] = []
@@ -226,6 +229,12 @@ async def main() -> None:
         help="submit the clip as a batch job beside the sessions",
     )
     ap.add_argument("--server-pid", type=int, default=0)
+    ap.add_argument(
+        "--stagger",
+        type=float,
+        default=0.0,
+        help="session i starts i times this many seconds after the first (0: all at once, their finals due together)",
+    )
     ap.add_argument("--model", default="sommers_ko", help="model_name: sommers_ko, sommers_ja")
     ap.add_argument("--texts", action="store_true", help="print each session's finals too")
     ap.add_argument(
@@ -251,7 +260,8 @@ async def main() -> None:
         tok = await token(http, args.url)
         hist0 = await latency_buckets(http, args.url)
         jobs = [
-            session(http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead) for _ in range(args.sessions)
+            session(http, args.url, tok, pcm, args.rate, args.epd, args.model, args.lead, i * args.stagger)
+            for i in range(args.sessions)
         ]
         if args.batch:
             jobs.append(
