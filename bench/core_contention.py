@@ -42,9 +42,7 @@ def speech(seconds: float) -> np.ndarray:
     return np.concatenate(parts)[: int(seconds * audio.SAMPLE_RATE)]
 
 
-def one_decode(
-    samples: np.ndarray, start: mp.synchronize.Barrier, out: mp.Queue
-) -> None:
+def one_decode(samples: np.ndarray, start: mp.synchronize.Barrier, out: mp.Queue) -> None:
     from faster_whisper import WhisperModel
 
     model = WhisperModel(
@@ -56,9 +54,7 @@ def one_decode(
     start.wait()
     before = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.monotonic()
-    segments, _info = model.transcribe(
-        samples, language="ko", beam_size=5, vad_filter=False
-    )
+    segments, _info = model.transcribe(samples, language="ko", beam_size=5, vad_filter=False)
     text = "".join(s.text for s in segments)
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -68,10 +64,7 @@ def one_decode(
 def run(samples: np.ndarray, at_once: int) -> list[tuple[float, float, int]]:
     ctx = mp.get_context("spawn")
     start, out = ctx.Barrier(at_once), ctx.Queue()
-    procs = [
-        ctx.Process(target=one_decode, args=(samples, start, out))
-        for _ in range(at_once)
-    ]
+    procs = [ctx.Process(target=one_decode, args=(samples, start, out)) for _ in range(at_once)]
     for p in procs:
         p.start()
     got = [out.get() for _ in procs]
@@ -99,9 +92,7 @@ def main() -> None:
             f"wall s {wall:.2f}, characters {sorted({n for _c, _w, n in got})}"
         )
     if cores > 1:
-        print(
-            f"CPU per decode with every core busy / alone: {rows[cores] / rows[1]:.2f}"
-        )
+        print(f"CPU per decode with every core busy / alone: {rows[cores] / rows[1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 Runs N sessions at once against a running `sori serve` (SORI_STREAM_SESSIONS >= N), each feeding an 8 kHz copy of
 a shared clip in 100 ms frames at real-time pace over GET /v1/transcribe:streaming, optionally with a batch job
 submitted beside them. The sessions start together, so their utterances all end at once (every final due in the
-same step: the worst case); `--stagger S` starts session i i*S seconds after the first. Run it with the test virtualenv's Python (make .venv-stream; it needs aiohttp and PyAV's
-numpy only through the engine's venv for the copies):
+same step: the worst case); `--stagger S` starts session i i*S seconds after the first. Run it with the test
+virtualenv's Python (make .venv-stream; it needs aiohttp and PyAV's numpy only through the engine's venv for the
+copies):
 
   RTZR_CLIENT_ID=.. RTZR_CLIENT_SECRET=.. .venv-stream/bin/python bench/streaming.py --url http://127.0.0.1:8000 \\
       --sessions 4 --audio multi/deeply_ko_dialogue_constructed.wav --batch --server-pid PID
