@@ -3,12 +3,12 @@
 
     flock ~/.sori-bench.lock .venv/bin/python bench/core_contention.py [--seconds 60] [--repeat 3]
 
-The same decode (`--seconds` of the shared Korean clips, whisper-base int8 on one CTranslate2 thread, beam 5, no
-VAD) in a fresh process, `--repeat` times alone and then `--repeat` times as many at once as the host has cores, and
-the median CPU seconds of one decode each way. On a host whose cores share execution units (SMT siblings under a
-hypervisor) or memory bandwidth, a decode beside others takes more CPU seconds than alone: a layout that keeps every
-core busy (one engine for the host) then spends more CPU on the same work than one that left a core idle, with no
-change to what it computes.
+The same decode (the first `--seconds` of the shared Korean clips end to end, whisper-base int8 on one CTranslate2
+thread, beam 5, no VAD) in a fresh process, `--repeat` times alone and then `--repeat` times as many at once as the
+host has cores, and the median CPU seconds of one decode each way. On a host whose cores share execution units (SMT
+siblings under a hypervisor) or memory bandwidth, a decode beside others takes more CPU seconds than alone: a layout
+that keeps every core busy (one engine for the host) then spends more CPU on the same work than one that left a core
+idle, with no change to what it computes.
 """
 
 from __future__ import annotations
@@ -28,18 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "engine"))
 
 from sori_engine import audio
-
-
-def speech(seconds: float) -> np.ndarray:
-    clips = sorted((ROOT.parent / "shared" / "testdata" / "ko").glob("*.wav"))
-    parts, total = [], 0
-    for clip in clips:
-        samples = audio.decode(str(clip))
-        parts.append(samples)
-        total += samples.shape[0]
-        if total >= seconds * audio.SAMPLE_RATE:
-            break
-    return np.concatenate(parts)[: int(seconds * audio.SAMPLE_RATE)]
+from sori_eval.inputs import korean_speech
 
 
 def one_decode(samples: np.ndarray, start: mp.synchronize.Barrier, out: mp.Queue) -> None:
@@ -79,7 +68,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     cores = os.cpu_count() or 1
-    samples = speech(args.seconds)
+    samples = korean_speech()[: int(args.seconds * audio.SAMPLE_RATE)]
     print(f"{samples.shape[0] / audio.SAMPLE_RATE:.0f} s of speech, {cores} cores")
     rows = {}
     for at_once in (1, cores):

@@ -108,12 +108,17 @@ def _end_to_end(recordings: list[np.ndarray], pause: np.ndarray, size: int) -> n
     return np.concatenate(parts)[:size]
 
 
+def korean_speech() -> np.ndarray:
+    """The shared Korean clips end to end, 1 s of silence after each (16 kHz float32)."""
+    clips = [audio_io.decode(str(p)) for p in sorted((TESTDATA / "ko").glob("*.wav"))]
+    gap = np.zeros(SR, dtype=np.float32)
+    return np.concatenate([x for c in clips for x in (c, gap)])
+
+
 def long_recording(path: Path, hours: float, block_s: float) -> float:
     """The Korean clips end to end (1 s gaps) in a block of block_s seconds (silence after them), repeated for
     `hours`; written block by block (never whole in memory). Returns its length in seconds."""
-    clips = [audio_io.decode(str(p)) for p in sorted((TESTDATA / "ko").glob("*.wav"))]
-    gap = np.zeros(SR, dtype=np.float32)
-    speech = np.concatenate([x for c in clips for x in (c, gap)])
+    speech = korean_speech()
     block = np.zeros(int(block_s * SR), dtype=np.float32)
     block[: speech.shape[0]] = speech[: block.shape[0]]
     pcm = (np.clip(block, -1, 1 - 1 / 32768) * 32768).astype("<i2").tobytes()
