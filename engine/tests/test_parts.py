@@ -114,3 +114,53 @@ def test_the_scheduler_decodes_each_item_once_with_windows_in_flight_on_two_deco
     assert finished == {"r": ["a", "b", "c"]}
     assert len(decoded) == 3 * (3 + 4)  # every item once
     assert scheduler.most_at_once == 2
+
+
+def _asking(name: str, settings: str, rounds_: int, log: list[str]) -> parts.Request[str]:
+    """A request of `rounds_` needs of two items each, with `settings` (plain data: a label)."""
+    got: list[int] = []
+    for r in range(rounds_):
+        items = [rounds.Item(0, [{"start": r, "end": r + 1}]), rounds.Item(0, [{"start": r + 1, "end": r + 2}])]
+        answer = yield parts.Pending((rounds.Need(settings, [name], items, False),))  # type: ignore[arg-type]
+        assert answer is not None
+        got.extend(segments[0] for segments in answer[1])  # type: ignore[misc]
+    log.append(f"end {name}")
+    return f"{name}:{got}"
+
+
+def test_run_together_shares_a_pass_among_needs_of_equal_settings(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each item is decoded once, beside the other requests' of equal settings; each request gets its own items'
+    results, in order."""
+    passes: list[tuple[str, list[str], list[tuple[int, int]]]] = []
+
+    def decode_once(settings, jobs, items, _rests):  # type: ignore[no-untyped-def]
+        passes.append((settings, list(jobs), [(i.owner, i.chunk[0]["start"]) for i in items]))
+        return [[f"{jobs[i.owner]}@{i.chunk[0]['start']}"] for i in items]
+
+    monkeypatch.setattr(parts, "decode_once", decode_once)
+    log: list[str] = []
+    out = parts.run_together([_asking("a", "S", 2, log), _asking("b", "S", 1, log), _asking("c", "T", 1, log)])
+    assert out == ["a:['a@0', 'a@1', 'a@1', 'a@2']", "b:['b@0', 'b@1']", "c:['c@0', 'c@1']"]
+    assert passes[0] == ("S", ["a", "b"], [(0, 0), (0, 1), (1, 0), (1, 1)])  # one pass for a and b
+    assert [p[0] for p in passes] == ["S", "T", "S"] and passes[2][1] == ["a"]
+
+
+def test_run_together_keeps_each_error_with_its_request(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A request that fails in its own stages, and one whose items cannot be decoded, get their errors; a shared
+    pass that failed is decoded again need by need, so the others get their results."""
+
+    def failing() -> parts.Request[str]:
+        raise ValueError("no such language")
+        yield  # a generator
+
+    def decode_once(_settings, jobs, items, _rests):  # type: ignore[no-untyped-def]
+        if "bad" in jobs:
+            raise RuntimeError("cannot decode")
+        return [["x"] for _ in items]
+
+    monkeypatch.setattr(parts, "decode_once", decode_once)
+    log: list[str] = []
+    out = parts.run_together([_asking("a", "S", 1, log), failing(), _asking("bad", "S", 1, log)])
+    assert out[0] == "a:['x', 'x']"
+    assert isinstance(out[1], ValueError) and isinstance(out[2], RuntimeError)
+    assert log == ["end a"]
