@@ -16,10 +16,6 @@ probability for each 32 ms frame of it. Each `stream_audio` appends audio and th
 - otherwise, when the caller asks for an interim and the utterance has speech, the utterance so far is decoded
   greedily (beam 1, same stage) and returned as an interim.
 
-The finals one step calls for (of all its sessions) are decoded together (decode/parts.py `run_together`: their
-clips in shared batches), and so are the early ones: sessions whose utterances end together (a conference's, or a
-benchmark's on one clip) wait for one batched pass rather than for each other's finals in turn.
-
 The session's state is only audio and probabilities: a crash loses the open utterance, never anything else.
 """
 
@@ -38,13 +34,11 @@ import numpy as np
 import soxr
 
 from . import stream_interim, transcriber, vad
-from .decode import parts
 from .decode_options import DecodeOptions
 from .errors import EngineError, bad_request
 from .pcm import SAMPLE_RATE
 from .protocol import (
     TranscribeParams,
-    TranscribeResult,
     get_field,
     is_bool,
     is_nonempty_str,
@@ -213,34 +207,32 @@ def feed(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def step(params: Mapping[str, Any]) -> dict[str, Any]:
-    """One `stream_step`: each item is a `stream_audio` of one session. Every session's audio is appended and the
-    finals it calls for are decoded first, all sessions' together, then the finals due early, together (module
-    doc); then, only when no final was due or decoded early in this step (a final is latency-bound: it goes out
-    now, and the sessions that wanted an interim ask again in the next step), the interims of all sessions that
-    asked for one are decoded in one batched pass (stream_interim.py). An item that fails (unknown session, bad
-    PCM, a final that cannot be decoded) gets an error of its own and keeps its open utterance; the other items go
-    on."""
+    """One `stream_step`: each item is a `stream_audio` of one session. Every session's audio is appended and its
+    finals decoded first, then the finals due early (module doc); then, only when no final was due or decoded
+    early in this step (a final is latency-bound: it goes out now, and the sessions that wanted an interim ask
+    again in the next step), the interims of all sessions that asked for one are decoded in one batched pass
+    (stream_interim.py). An item that fails (unknown session, bad PCM) gets an error of its own and leaves its
+    session as it was; the other items go on."""
     items = get_field(params, "steps", lambda v: isinstance(v, list) and 0 < len(v) <= MAX_SESSIONS, "a list of 1..64")
     results: list[dict[str, Any]] = []
     wants: list[tuple[int, Session, tuple[int, int]]] = []
     early: list[tuple[Session, tuple[int, int]]] = []
-    due: list[tuple[int, Session, _Kept, list[_Due]]] = []  # an item's finals due, with its buffer before them
+    any_final = False
     for item in items:
         sid = item.get("session") if isinstance(item, dict) else None
         try:
             s, pcm, interim, finalize, finish = _parse_item(item)
-            finals, kept = _advance(s, pcm, finalize, finish)
+            events = _advance(s, pcm, finalize, finish)
         except EngineError as e:
             results.append({"session": sid, "error": {"code": e.code, "msg": e.message}})
             continue
-        if finals:
-            due.append((len(results), s, kept, finals))
+        any_final = any_final or bool(events)
         span = s.speech_span()
         silence_s = s.pause_s(span[1]) if span is not None else 0.0
         paused = span is not None and silence_s >= s.options.stream_paused_s
-        if span is not None and not finals and not finish and early_from(s) <= silence_s < s.params.epd_time:
+        if span is not None and not events and not finish and early_from(s) <= silence_s < s.params.epd_time:
             early.append((s, span))
-        if interim and span is not None and not finals and not paused and not finish:
+        if interim and span is not None and not events and not paused and not finish:
             wants.append((len(results), s, (span[0], s.probs.size - 1)))
         elif span is None and s.probs.size > 0:
             keep = int(s.options.stream_idle_keep_s / FRAME_S)
@@ -251,19 +243,18 @@ def step(params: Mapping[str, Any]) -> dict[str, Any]:
         results.append(
             {
                 "session": sid,
-                "events": [],
+                "events": events,
                 "interim": False,
                 "received_s": round(s.received / SAMPLE_RATE, 3),
                 "pending_s": round(s.audio.shape[0] / SAMPLE_RATE, 3),
             }
         )
-    _decode_due(due, results)
-    any_final = bool(due)
     # Early finals only in a step with nothing else to decode: a due final must not wait for one, and while other
     # sessions want interims the engine is busy, so an early decode would only put its work before theirs, and
     # speech voids about one in five of them.
     if not any_final and not wants:
-        any_final = _decode_early([(s, first, last) for s, (first, last) in early if s.early_finals])
+        for s, (first, last) in early:
+            any_final = (s.early_finals and _decode_early(s, first, last)) or any_final
     started = time.monotonic()
     if wants and not any_final:
         bounds = [_bounds(s, first, last) for _i, s, (first, last) in wants]
@@ -302,34 +293,10 @@ def _parse_item(item: Any) -> tuple[Session, bytes, bool, bool, bool]:
     return s, pcm, interim, finalize, finish
 
 
-@dataclass
-class _Due:
-    """A final the end-pointer called for: its answer without its segments, and what decodes them (None: the early
-    final decoded this same audio, `segments`). The utterance's audio is cut out before the session forgets it."""
-
-    event: dict[str, Any]
-    shift: float  # session seconds of the decoded audio's start
-    steps: parts.Request[TranscribeResult] | None
-    segments: list[Segment] | None = None
-    error: EngineError | None = None
-
-
-@dataclass
-class _Kept:
-    """A session's buffer before its finals were cut out of it: put back when they cannot be decoded."""
-
-    audio: np.ndarray
-    probs: np.ndarray
-    offset: int
-    early: tuple[tuple[int, int], list[Segment] | None] | None
-
-
-def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> tuple[list[_Due], _Kept]:
-    """Append the audio; returns the finals the end-pointer calls for (`finalize`: the open utterance now), their
-    audio cut out and forgotten (`_decode_due` decodes them), and the buffer as it was before."""
+def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> list[dict[str, Any]]:
+    """Append the audio; returns the finals the end-pointer calls for (`finalize`: the open utterance now)."""
     s.append(pcm, flush=finish)
-    kept = _Kept(s.audio, s.probs, s.offset, s.early)
-    events: list[_Due] = []
+    events: list[dict[str, Any]] = []
     while True:
         span = s.speech_span()
         if span is None:
@@ -351,29 +318,7 @@ def _advance(s: Session, pcm: bytes, finalize: bool, finish: bool) -> tuple[list
         # The rest of the buffer is after the end point: it waits for its own, unless the stream ends here, when
         # every utterance still held is closed (EOS after a large step must not lose all but the first).
         finalize = finish
-    return events, kept
-
-
-def _decode_due(due: list[tuple[int, Session, _Kept, list[_Due]]], results: list[dict[str, Any]]) -> None:
-    """Decode the finals due in this step, together, into their items' results. An item whose final cannot be
-    decoded gets its error instead, and its session its buffer back (the utterance is decoded again next step)."""
-    todo = [d for *_item, finals in due for d in finals if d.steps is not None]
-    for d, out in zip(todo, parts.run_together([d.steps for d in todo if d.steps is not None]), strict=True):
-        if isinstance(out, EngineError):
-            d.error = out
-        elif isinstance(out, Exception):
-            raise out
-        else:
-            d.segments = list(out.segments)
-    for i, s, kept, finals in due:
-        error = next((d.error for d in finals if d.error is not None), None)
-        if error is not None:
-            s.audio, s.probs, s.offset, s.early = kept.audio, kept.probs, kept.offset, kept.early
-            results[i] = {"session": results[i]["session"], "error": {"code": error.code, "msg": error.message}}
-            continue
-        for d in finals:
-            d.event["segments"] = [_shifted(seg.to_json(), d.shift) for seg in d.segments or []]
-            results[i]["events"].append(d.event)
+    return events
 
 
 def _frames(seconds: float) -> int:
@@ -395,19 +340,20 @@ def _longest_pause(speech: np.ndarray) -> int:
     return max(best, 0)
 
 
-def _final_steps(s: Session, a: int, b: int) -> parts.Request[TranscribeResult]:
+def _decode_final(s: Session, a: int, b: int) -> list[Segment]:
     """The batch path (`transcribe_audio`) on buffer samples [a, b), in a window fit to their length (the same
-    window as the interims': stream_interim.window_s), as steps; the samples are taken now."""
+    window as the interims': stream_interim.window_s)."""
     audio = s.audio[a:b]
     s.final_decodes += 1
     s.last_decoded = b - a
-    return transcriber.transcribe_audio_steps(
+    result = transcriber.transcribe_audio(
         s.params.decode,
         audio,
         s.params.narrowband,
         stream_interim.window_s(audio.shape[0], s.params.decode.model.decode),
         s.probs[a // FRAME :],  # the session's own (a is on the frame grid: the lead is whole frames)
     )
+    return list(result.segments)
 
 
 def early_from(s: Session) -> float:
@@ -415,40 +361,35 @@ def early_from(s: Session) -> float:
     return max(s.options.stream_pad_s, s.params.epd_time - s.options.stream_early_s)
 
 
-def _decode_early(paused: list[tuple[Session, int, int]]) -> bool:
-    """Decode, together, the finals of speech frames first..last of each session now, before the end point, those
-    not decoded already. Called once the pause after `last` holds the final's padding: the samples and their
-    probabilities (each a function of the audio before it alone) are then those the end point's final decodes.
-    Returns whether it decoded."""
-    todo: list[tuple[Session, tuple[int, int], parts.Request[TranscribeResult]]] = []
-    for s, first, last in paused:
-        a, b = _bounds(s, first, last)
-        key = (s.offset + a, b - a)
-        if s.early is None or s.early[0] != key:
-            todo.append((s, key, _final_steps(s, a, b)))
-    for (s, key, _steps), out in zip(todo, parts.run_together([t[2] for t in todo]), strict=True):
-        if isinstance(out, EngineError):
-            s.early = (key, None)  # not again each step: the end point's final decodes it, and its item gets the error
-        elif isinstance(out, Exception):
-            raise out
-        else:
-            s.early = (key, list(out.segments))
-    return bool(todo)
+def _decode_early(s: Session, first: int, last: int) -> bool:
+    """Decode the final of speech frames first..last now, before the end point, unless it was already. Called once
+    the pause after `last` holds the final's padding: the samples and their probabilities (each a function of the
+    audio before it alone) are then those the end point's final decodes. Returns whether it decoded."""
+    a, b = _bounds(s, first, last)
+    key = (s.offset + a, b - a)
+    if s.early is not None and s.early[0] == key:
+        return False
+    try:
+        s.early = (key, _decode_final(s, a, b))
+    except EngineError:
+        s.early = (key, None)  # not again each step: the end point's final decodes it, and its item gets the error
+    return True
 
 
-def _final(s: Session, first: int, last: int, decided: int) -> _Due:
-    """The utterance's final: the early one when it decoded this same audio, else its steps, to decode now."""
+def _final(s: Session, first: int, last: int, decided: int) -> dict[str, Any]:
+    """The utterance's final: the early one when it decoded this same audio, else decoded now."""
     a, b = _bounds(s, first, last)
     early, s.early = s.early, None
     segments = early[1] if early is not None and early[0] == (s.offset + a, b - a) else None
-    event = _event(s, first, a, b, [], final=True, decided=decided)
-    due = _Due(event, (s.offset + a) / SAMPLE_RATE, _final_steps(s, a, b) if segments is None else None, segments)
+    if segments is None:
+        segments = _decode_final(s, a, b)
+    event = _event(s, first, a, b, segments, final=True, decided=decided)
     # Only the utterance's speech is forgotten: the pause after it (epd_time of non-speech, which the final also
     # decoded as its padding) stays as the next utterance's lead-in. Dropped with the padding, a next utterance
     # that began 0.6 s after a click kept 0.16 s of lead-in, and Whisper skipped its first words ("시내에 있는").
     s.drop(min(last + 1, s.probs.size))
     s.stable.reset()
-    return due
+    return event
 
 
 def _bounds(s: Session, first: int, last: int) -> tuple[int, int]:

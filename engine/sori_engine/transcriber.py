@@ -110,23 +110,11 @@ def transcribe_audio(
     Whisper's 30 s window to that. `speech_probs`: Silero's probability for each 32 ms frame of `audio` from a pass
     that also saw the audio before it (the session's), used instead of a pass over `audio` alone: scored from its
     first sample, soft reverberant speech fell under the speech map's threshold."""
-    return parts.run_alone(transcribe_audio_steps(req, audio, narrowband, window_s, speech_probs))
-
-
-def transcribe_audio_steps(
-    req: TranscribeParams,
-    audio: np.ndarray,
-    narrowband: bool,
-    window_s: float | None = None,
-    speech_probs: np.ndarray | None = None,
-) -> parts.Request[TranscribeResult]:
-    """`transcribe_audio` as steps, for several to be decoded together (parts.run_together). The model is loaded
-    and the language checked when the steps start."""
     model = models.get_model(req.model)
     check_languages(req, model.languages)
     frames = None if window_s is None else round(model.frames_of(window_s))
     progress = ProgressReporter(lambda _f: None, audio.shape[0] / SAMPLE_RATE)
-    return (yield from _run(model, req, [audio], narrowband, progress, None, frames, speech_probs))
+    return parts.run_alone(_run(model, req, [audio], narrowband, progress, None, frames, speech_probs))
 
 
 def _run(

@@ -9,7 +9,6 @@ from typing import Any
 import av
 import numpy as np
 import pytest
-from transcripts import cer
 
 from sori_engine import streaming
 from sori_engine.decode_options import DEFAULT
@@ -257,69 +256,3 @@ def test_an_early_final_waits_for_a_step_with_nothing_else_to_decode(testdata: P
     assert both()["results"][1]["interim"] and s.final_decodes == 0 and pause_s() < 1.2
     assert feed("paused", b"")["events"] == []  # alone in its step: decoded early, before its end point
     assert s.final_decodes == 1
-
-
-def test_finals_due_in_one_step_are_decoded_together(testdata: Path, model: dict[str, Any], monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Two sessions on the same clip, stepped together (as one engine's sessions are): both finals come due in the
-    same step and are decoded in one pass of both clips, each close to what a session alone gets (batch numerics
-    aside). Early finals off: only the end point decodes."""
-    from sori_engine.decode import parts
-
-    real, passes = parts.decode_once, []
-
-    def counted(settings, jobs, items, rests):  # type: ignore[no-untyped-def]
-        passes.append(len({i.owner for i in items}))
-        return real(settings, jobs, items, rests)
-
-    pcm = pcm8k(testdata / CLIP)
-    open_session("alone", model)
-    [alone] = [e for i in range(0, len(pcm), 1600) for e in feed("alone", pcm[i : i + 1600])["events"] if e["final"]]
-    monkeypatch.setattr(parts, "decode_once", counted)
-    for sid in ("left", "right"):
-        open_session(sid, model)
-        session = streaming.session(sid)
-        assert session is not None
-        session.early_finals = False
-    finals: list[list[dict[str, Any]]] = []
-    for i in range(0, len(pcm), 1600):
-        chunk = base64.b64encode(pcm[i : i + 1600]).decode()
-        out = streaming.step({"steps": [{"session": sid, "pcm": chunk} for sid in ("left", "right")]})
-        got = [[e for e in r["events"] if e["final"]] for r in out["results"]]
-        if any(got):
-            finals.append([e for events in got for e in events])
-    [[left, right]] = finals  # both in one step
-    assert passes[0] == 2  # their first round: one pass over both sessions' clips
-    text = " ".join(s["text"] for s in alone["segments"])
-    for final in (left, right):
-        assert cer(" ".join(s["text"] for s in final["segments"]), text) <= 0.15
-        assert (final["start"], final["end"], final["decided_at"]) == (
-            alone["start"],
-            alone["end"],
-            alone["decided_at"],
-        )
-
-
-def test_a_final_that_cannot_be_decoded_stays_with_its_session(testdata: Path, model: dict[str, Any]) -> None:
-    """A session whose final fails (a language the model does not know) gets the error in its own item and keeps
-    its utterance; the session stepped beside it gets its final."""
-    pcm = pcm8k(testdata / CLIP)
-    open_session("good", model)
-    streaming.open_session(
-        {
-            "session": "bad",
-            "sample_rate": 8000,
-            "epd_time": 0.5,
-            "decode": {"model": {**model, "vad": False}, "language_mode": "fixed", "language": "xx"},
-        }
-    )
-    bad = streaming.session("bad")
-    assert bad is not None
-    errors, finals = [], []
-    for i in range(0, len(pcm), 1600):
-        chunk = base64.b64encode(pcm[i : i + 1600]).decode()
-        good, failed = streaming.step({"steps": [{"session": sid, "pcm": chunk} for sid in ("good", "bad")]})["results"]
-        finals += [e for e in good["events"] if e["final"]]
-        if "error" in failed:
-            errors.append(failed["error"])
-            assert bad.speech_span() is not None  # the utterance is kept
-    assert len(finals) == 1 and errors and all("xx" in e["msg"] for e in errors)

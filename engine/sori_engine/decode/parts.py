@@ -9,19 +9,16 @@ yields what the request waits for now (`Pending`: every part's current need) and
 Parts are opened in order, each only after the one before reached its first need (its language stage ran: a file
 in `detect` mode is decided by its first speech), and `done(i, result)` is called in order, part by part, so what
 follows a window (its checkpoint) is what it is when the windows run one after another.
-
-`run_alone` answers one request's needs one at a time; `run_together` several requests' at once, the needs of equal
-settings in shared passes (a streaming engine's finals due in the same step: streaming.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 from ..model.interface import Decoded
-from .rounds import Item, Job, Need, Steps, decode_once
+from .rounds import Need, Steps, decode_once
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -101,62 +98,3 @@ def run_alone(request: Request[T]) -> T:
             pending = request.send((need, decode_once(need.settings, need.jobs, need.items, need.rests)))
     except StopIteration as stop:
         return stop.value
-
-
-def run_together(requests: Sequence[Request[T]]) -> list[T | Exception]:
-    """What each of `requests` returns, or the exception it raised. The needs they wait for at once are decoded
-    together where their settings and kind (first round or rests) are equal: one `decode_once` over all their
-    items, each item still its owner's (as the engine's scheduler shares batches), so each request gets what
-    `run_alone` gives it, bar batch numerics. A shared pass that fails is decoded again need by need, so that an
-    error stays with the request it belongs to."""
-    out: dict[int, T | Exception] = {}
-    waiting: dict[int, Need] = {}
-
-    def advance(i: int, answer: Answer) -> None:
-        try:
-            pending = requests[i].send(answer)  # type: ignore[arg-type]  # None starts a fresh generator
-            while pending.more:
-                pending = requests[i].send(None)
-            waiting[i] = pending.needs[0]
-        except StopIteration as stop:
-            out[i] = stop.value
-        except Exception as e:  # noqa: BLE001  # the request's own failure: its result, not the others'
-            out[i] = e
-
-    for i in range(len(requests)):
-        advance(i, None)
-    while waiting:
-        first = next(iter(waiting.values()))
-        group = [(i, n) for i, n in waiting.items() if (n.settings, n.rests) == (first.settings, first.rests)]
-        for i, _n in group:
-            del waiting[i]
-        try:
-            answers = _decode_shared([n for _i, n in group]) if len(group) > 1 else None
-        except Exception:  # noqa: BLE001  # decoded again alone below: each need's own error, if it has one
-            answers = None
-        for k, (i, need) in enumerate(group):
-            if answers is not None:
-                advance(i, (need, answers[k]))
-                continue
-            try:
-                decoded = decode_once(need.settings, need.jobs, need.items, need.rests)
-            except Exception as e:  # noqa: BLE001
-                requests[i].close()
-                out[i] = e
-                continue
-            advance(i, (need, decoded))
-    return [out[i] for i in range(len(requests))]
-
-
-def _decode_shared(needs: list[Need]) -> list[list[list[Decoded]]]:
-    """One `decode_once` over the items of `needs` (equal settings and kind); each need's share of its result."""
-    jobs: list[Job] = []
-    items: list[Item] = []
-    spans: list[tuple[int, int]] = []
-    for need in needs:
-        base, start = len(jobs), len(items)
-        jobs.extend(need.jobs)
-        items.extend(Item(base + item.owner, item.chunk, item.before) for item in need.items)
-        spans.append((start, len(items)))
-    decoded = decode_once(needs[0].settings, jobs, items, needs[0].rests)
-    return [decoded[a:b] for a, b in spans]
